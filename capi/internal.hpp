@@ -1,0 +1,104 @@
+// capi internals: the context and op objects behind the opaque handles, error
+// reporting into tops_last_error(), logging, and descriptor validation helpers.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "common/backend.hpp"
+#include "common/status.hpp"
+#include "common/tensor.hpp"
+#include "tops/tops.h"
+
+struct tops_context_s {
+    tops::Backend* backend = nullptr;
+    tops_backend_t kind = TOPS_BACKEND_CPU;
+    int device = 0;
+    void* stream = nullptr;
+    int num_threads = 0;
+};
+
+struct tops_op_s {
+    const char* op_name = "";       // "softmax"
+    tops_backend_t kind = TOPS_BACKEND_CPU;
+    int device = 0;
+    uint32_t required_args = 0;     // bit k set: tops_arg_kind_t k must be given
+    uint32_t allowed_args = 0;      // bit k set: tops_arg_kind_t k may be given
+    int64_t x_bytes = 0;            // byte extents of X and Y, for the aliasing check
+    int64_t y_bytes = 0;
+    bool inplace_allowed = false;   // Y may be exactly X
+    tops::PlanPtr plan;
+    std::string summary;            // shapes and dtypes, for logs
+};
+
+namespace tops::capi {
+
+// Records status in the thread's last error and returns its code.
+tops_status_t report(const Status& s);
+// Clears the last error and returns TOPS_SUCCESS.
+tops_status_t success();
+
+// Log a line at `level` (1 or 2) if enabled.
+bool log_enabled(int level);
+void log_line(int level, const std::string& line);
+
+// Backend lookup (CUDA loads the plugin on first use).
+Status get_backend(tops_backend_t kind, Backend** out);
+
+// Validation helpers; `what` names the op and argument ("softmax: x").
+Status check_struct_size(const char* op, uint32_t got, size_t oldest);
+Status check_tensor(const std::string& what, const tops_tensor_desc_t& d);
+// An output must not have two indices at one address.
+Status check_no_self_overlap(const std::string& what, const TensorLayout& t);
+std::string describe(const TensorLayout& t);  // "f32[4,8]{8,1}"
+const char* dtype_name(tops_dtype_t dt);
+
+constexpr uint32_t arg_bit(tops_arg_kind_t k) { return 1u << unsigned(k); }
+
+// What an op's create step knows once its desc is validated.
+struct OpSignature {
+    const char* op_name;    // "softmax"
+    std::string summary;    // shapes/dtypes for logs
+    uint32_t required_args;
+    uint32_t allowed_args;
+    int64_t x_bytes;        // byte extent of TOPS_ARG_X
+    int64_t y_bytes;        // byte extent of TOPS_ARG_Y
+    bool inplace_allowed;   // Y may be exactly X (same pointer)
+};
+
+// Bytes from the first to one past the last element (0 when empty).
+int64_t byte_extent(const TensorLayout& t);
+// Checks a broadcastable optional tensor against x and expands it to x's dims
+// with stride 0 on broadcast dims. `fixed_one_axis` >= 0 names a dim that must be 1.
+Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixed_one_axis,
+                        TensorLayout* t);
+
+// Checks the arguments every tops_<op>_create shares (ctx, desc, out).
+Status check_create_args(tops_context_t ctx, const char* op_name, const void* desc, tops_op_t* out);
+
+// Shared tail of every tops_<op>_create: asks the backend for a plan through
+// plan_fn(Backend&, int device, PlanPtr*) and wraps it in an op handle.
+tops_status_t finish_create(tops_context_t ctx, OpSignature sig, PlanPtr plan, const Status& st,
+                            tops_op_t* out, std::chrono::steady_clock::time_point t0);
+
+template <class PlanFn>
+tops_status_t create_op(tops_context_t ctx, OpSignature sig, tops_op_t* out, PlanFn plan_fn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    PlanPtr plan;
+    Status st = plan_fn(*ctx->backend, ctx->device, &plan);
+    return finish_create(ctx, std::move(sig), std::move(plan), st, out, t0);
+}
+
+}  // namespace tops::capi
+
+// Wraps a C entry point body so no exception crosses the ABI.
+#define TOPS_CAPI_GUARD(body)                                                          \
+    try {                                                                              \
+        body                                                                           \
+    } catch (const std::bad_alloc&) {                                                  \
+        return ::tops::capi::report(::tops::Status(TOPS_ERROR_OUT_OF_MEMORY, "out of host memory")); \
+    } catch (const std::exception& e) {                                                \
+        return ::tops::capi::report(::tops::Status(TOPS_ERROR_INTERNAL, e.what()));    \
+    } catch (...) {                                                                    \
+        return ::tops::capi::report(::tops::Status(TOPS_ERROR_INTERNAL, "unknown exception")); \
+    }

@@ -1,0 +1,156 @@
+// The op life cycle shared by every op: handle creation, workspace query,
+// argument checking and dispatch to the backend's plan, destruction.
+#include <new>
+
+#include "capi/internal.hpp"
+
+namespace tops::capi {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Status check_create_args(tops_context_t ctx, const char* op_name, const void* desc, tops_op_t* out) {
+    if (!out) return Status(TOPS_ERROR_NULL_POINTER, fmt("tops_", op_name, "_create: op is NULL"));
+    *out = nullptr;
+    if (!ctx) return Status(TOPS_ERROR_NULL_POINTER, fmt("tops_", op_name, "_create: ctx is NULL"));
+    if (!desc) return Status(TOPS_ERROR_NULL_POINTER, fmt("tops_", op_name, "_create: desc is NULL"));
+    return Status::ok();
+}
+
+tops_status_t finish_create(tops_context_t ctx, OpSignature sig, PlanPtr plan, const Status& st,
+                            tops_op_t* out, std::chrono::steady_clock::time_point t0) {
+    if (!st.is_ok()) return report(st);
+    if (!plan) return report(Status(TOPS_ERROR_INTERNAL, fmt(sig.op_name, ": backend returned no plan")));
+    auto* op = new (std::nothrow) tops_op_s;
+    if (!op) return report(Status(TOPS_ERROR_OUT_OF_MEMORY, fmt(sig.op_name, ": out of host memory")));
+    op->op_name = sig.op_name;
+    op->kind = ctx->kind;
+    op->device = ctx->device;
+    op->required_args = sig.required_args;
+    op->allowed_args = sig.allowed_args;
+    op->x_bytes = sig.x_bytes;
+    op->y_bytes = sig.y_bytes;
+    op->inplace_allowed = sig.inplace_allowed;
+    op->plan = std::move(plan);
+    op->summary = std::move(sig.summary);
+    if (log_enabled(1)) {
+        log_line(1, fmt("create,", tops_backend_name(op->kind), ",", op->op_name, ",",
+                        op->plan->kernel_name(), ",", op->summary, ",", ms_since(t0), "ms"));
+        const std::string why = op->plan->reason();
+        if (!why.empty()) log_line(2, fmt("choice,", op->op_name, ",", op->plan->kernel_name(), ",", why));
+    }
+    *out = op;
+    return success();
+}
+
+}  // namespace tops::capi
+
+using tops::Status;
+using tops::capi::report;
+using tops::capi::success;
+
+extern "C" {
+
+TOPS_API tops_status_t tops_op_workspace_size(tops_op_t op, size_t* bytes) {
+    if (!op) return report(Status(TOPS_ERROR_NULL_POINTER, "tops_op_workspace_size: op is NULL"));
+    if (!bytes) return report(Status(TOPS_ERROR_NULL_POINTER, "tops_op_workspace_size: bytes is NULL"));
+    *bytes = op->plan->workspace_size();
+    return success();
+}
+
+TOPS_API const char* tops_op_kernel_name(tops_op_t op) {
+    return op ? op->plan->kernel_name() : "";
+}
+
+TOPS_API tops_status_t tops_op_execute(tops_context_t ctx, tops_op_t op, const tops_arg_t* args,
+                                       size_t num_args, void* workspace, size_t workspace_bytes) {
+    TOPS_CAPI_GUARD({
+        if (!ctx) return report(Status(TOPS_ERROR_NULL_POINTER, "tops_op_execute: ctx is NULL"));
+        if (!op) return report(Status(TOPS_ERROR_NULL_POINTER, "tops_op_execute: op is NULL"));
+        const char* name = op->op_name;
+        if (ctx->kind != op->kind || ctx->device != op->device) {
+            return report(Status(TOPS_ERROR_CONTEXT_MISMATCH,
+                tops::fmt(name, ": op was created for ", tops_backend_name(op->kind), " device ", op->device,
+                          " but executed with a ", tops_backend_name(ctx->kind), " device ", ctx->device,
+                          " context")));
+        }
+        if (num_args > 0 && !args) {
+            return report(Status(TOPS_ERROR_NULL_POINTER,
+                                 tops::fmt(name, ": args is NULL with num_args = ", num_args)));
+        }
+        tops::ArgTable table;
+        uint32_t seen = 0;
+        for (size_t i = 0; i < num_args; ++i) {
+            const int k = int(args[i].kind);
+            if (k <= 0 || k >= tops::kArgSlots || !(op->allowed_args & (1u << unsigned(k)))) {
+                return report(Status(TOPS_ERROR_UNKNOWN_ARGUMENT,
+                                     tops::fmt(name, ": args[", i, "] has tag ", k, ", which this op does not take")));
+            }
+            if (seen & (1u << unsigned(k))) {
+                return report(Status(TOPS_ERROR_INVALID_ARGUMENT,
+                                     tops::fmt(name, ": argument tag ", k, " is given twice")));
+            }
+            if (!args[i].ptr) {
+                return report(Status(TOPS_ERROR_NULL_POINTER,
+                                     tops::fmt(name, ": args[", i, "] (tag ", k, ") has a NULL pointer")));
+            }
+            seen |= 1u << unsigned(k);
+            table.ptr[k] = args[i].ptr;
+        }
+        const uint32_t missing = op->required_args & ~seen;
+        if (missing) {
+            int k = __builtin_ctz(missing);
+            return report(Status(TOPS_ERROR_MISSING_ARGUMENT,
+                                 tops::fmt(name, ": required argument with tag ", k, " is missing")));
+        }
+        {
+            const char* x = static_cast<const char*>(table.ptr[TOPS_ARG_X]);
+            const char* y = static_cast<const char*>(table.ptr[TOPS_ARG_Y]);
+            const bool same = x == y;
+            const bool overlap = x && y && op->x_bytes > 0 && op->y_bytes > 0 &&
+                                 x < y + op->y_bytes && y < x + op->x_bytes;
+            if (overlap && !(same && op->inplace_allowed)) {
+                return report(Status(TOPS_ERROR_INVALID_ARGUMENT,
+                    tops::fmt(name, same ? ": y == x but this op cannot run in place with these layouts"
+                                         : ": y overlaps x (only exact in-place is allowed)")));
+            }
+        }
+        const size_t need = op->plan->workspace_size();
+        if (workspace_bytes < need) {
+            return report(Status(TOPS_ERROR_WORKSPACE_TOO_SMALL,
+                                 tops::fmt(name, ": workspace of ", workspace_bytes, " bytes is smaller than the ",
+                                           need, " bytes tops_op_workspace_size reports")));
+        }
+        if (need > 0 && !workspace) {
+            return report(Status(TOPS_ERROR_NULL_POINTER, tops::fmt(name, ": workspace is NULL")));
+        }
+        table.workspace = workspace;
+        table.workspace_bytes = workspace_bytes;
+        tops::ExecContext ec;
+        ec.num_threads = ctx->num_threads;
+        ec.stream = ctx->stream;
+        ec.device = ctx->device;
+        const bool logging = tops::capi::log_enabled(1);
+        const auto t0 = std::chrono::steady_clock::now();
+        Status st = op->plan->execute(ec, table);
+        if (!st.is_ok()) return report(st);
+        if (logging) {
+            tops::capi::log_line(1, tops::fmt("exec,", tops_backend_name(op->kind), ",", name, ",",
+                                              op->plan->kernel_name(), ",", op->summary, ",",
+                                              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), "ms"));
+        }
+        return success();
+    })
+}
+
+TOPS_API tops_status_t tops_op_destroy(tops_op_t op) {
+    delete op;
+    return success();
+}
+
+}  // extern "C"

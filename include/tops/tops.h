@@ -1,0 +1,315 @@
+/*
+ * tops.h - the public C API of tops ("tensor ops").
+ *
+ * Pure C99. One API, two backends (CPU in the core library, CUDA as an
+ * on-demand plugin). Every function returns a tops_status_t; on failure
+ * tops_last_error() says exactly what was wrong. The library never aborts,
+ * never prints unless asked (log callback or TOPS_VERBOSE), and never throws.
+ *
+ * Op life cycle:
+ *   tops_<op>_create(ctx, &desc, &op)     validate, choose a kernel (cheap)
+ *   tops_op_workspace_size(op, &bytes)    caller provides that much workspace
+ *   tops_op_execute(ctx, op, args, n, ws, ws_bytes)
+ *   tops_op_destroy(op)
+ *
+ * Thread safety: a context must not be used by two threads at once. An op is
+ * immutable after creation: it may be executed concurrently from several
+ * threads, each with its own context of the op's backend and device.
+ * tops_last_error() is per thread.
+ */
+#ifndef TOPS_TOPS_H
+#define TOPS_TOPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(TOPS_BUILDING_LIBRARY)
+#    define TOPS_API __declspec(dllexport)
+#  else
+#    define TOPS_API __declspec(dllimport)
+#  endif
+#else
+#  define TOPS_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Major version: changes only with an incompatible ABI change (SONAME). */
+#define TOPS_VERSION_MAJOR 0
+/** Minor version: new functions, ops or appended descriptor fields. */
+#define TOPS_VERSION_MINOR 1
+/** Patch version: fixes only. */
+#define TOPS_VERSION_PATCH 0
+
+/** Library version and build info, e.g. "tops 0.1.0 (backends: cpu, cuda-plugin)". */
+TOPS_API const char *tops_version(void);
+
+/** Runtime version as MAJOR*10000 + MINOR*100 + PATCH. */
+TOPS_API int tops_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: the high byte is the category                               */
+/* ------------------------------------------------------------------------ */
+
+/** Result of every call. Categories: TOPS_STATUS_CATEGORY(s). */
+typedef enum tops_status {
+    TOPS_SUCCESS = 0,
+
+    /* invalid argument (the caller's mistake) */
+    TOPS_ERROR_INVALID_ARGUMENT = 0x100, /**< generic invalid argument */
+    TOPS_ERROR_NULL_POINTER = 0x101,     /**< a required pointer is NULL */
+    TOPS_ERROR_BAD_STRUCT_SIZE = 0x102,  /**< struct_size smaller than the oldest known */
+    TOPS_ERROR_BAD_DTYPE = 0x103,        /**< unknown dtype or mismatched dtypes */
+    TOPS_ERROR_BAD_RANK = 0x104,         /**< rank outside [0, TOPS_MAX_RANK] or mismatched */
+    TOPS_ERROR_BAD_SHAPE = 0x105,        /**< negative, overflowing or mismatched dims */
+    TOPS_ERROR_BAD_STRIDE = 0x106,       /**< negative strides, or an output that overlaps itself */
+    TOPS_ERROR_BAD_AXIS = 0x107,         /**< axis or permutation out of range */
+    TOPS_ERROR_MISSING_ARGUMENT = 0x108, /**< a required execute argument is absent */
+    TOPS_ERROR_UNKNOWN_ARGUMENT = 0x109, /**< an execute argument the op does not take */
+    TOPS_ERROR_WORKSPACE_TOO_SMALL = 0x10a, /**< workspace smaller than tops_op_workspace_size */
+    TOPS_ERROR_CONTEXT_MISMATCH = 0x10b, /**< op executed with a context of another backend/device */
+
+    /* not supported (valid request this build or device cannot do) */
+    TOPS_ERROR_NOT_SUPPORTED = 0x200,
+    TOPS_ERROR_BACKEND_UNAVAILABLE = 0x201, /**< see tops_backend_available() */
+
+    /* resources */
+    TOPS_ERROR_OUT_OF_MEMORY = 0x300,
+
+    /* device (CUDA runtime/driver) errors; message carries the CUDA text */
+    TOPS_ERROR_DEVICE = 0x400,
+    TOPS_ERROR_DEVICE_LAUNCH = 0x401,
+
+    /* a bug in tops */
+    TOPS_ERROR_INTERNAL = 0x500
+} tops_status_t;
+
+/** Category of a status: 0, 0x100, 0x200, 0x300, 0x400 or 0x500. */
+#define TOPS_STATUS_CATEGORY(s) ((int)(s) & 0xff00)
+
+/** Static name of a status, e.g. "TOPS_ERROR_BAD_SHAPE". Never NULL. */
+TOPS_API const char *tops_status_string(tops_status_t status);
+
+/**
+ * Message of the last failed call on this thread ("softmax: x.dims[2] = -1
+ * is negative"), or "" if the last call succeeded. Valid until the next
+ * tops call on the same thread.
+ */
+TOPS_API const char *tops_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Log levels: 1 = one line per op create/execute, 2 = also kernel choice reasons. */
+typedef void (*tops_log_fn)(int level, const char *message, void *user_data);
+
+/**
+ * Route log lines to fn (NULL = stderr) at verbosity level (0 = off, 1, 2).
+ * Until this is called, the TOPS_VERBOSE environment variable (0, 1 or 2)
+ * sets the level and lines go to stderr.
+ */
+TOPS_API tops_status_t tops_set_log_callback(tops_log_fn fn, void *user_data, int level);
+
+/* ------------------------------------------------------------------------ */
+/* Data types and tensor descriptors                                         */
+/* ------------------------------------------------------------------------ */
+
+/** Element types. */
+typedef enum tops_dtype {
+    TOPS_DTYPE_INVALID = 0, /**< marks an absent optional tensor */
+    TOPS_DTYPE_F32 = 1,
+    TOPS_DTYPE_F16 = 2,
+    TOPS_DTYPE_BF16 = 3,
+    TOPS_DTYPE_I32 = 4, /**< index tensors (lengths, offsets); reserved for compute */
+    TOPS_DTYPE_I8 = 5,  /**< reserved */
+    TOPS_DTYPE_U8 = 6   /**< boolean masks: nonzero = keep, 0 = masked out */
+} tops_dtype_t;
+
+/** Size in bytes of one element, 0 for an unknown dtype. */
+TOPS_API size_t tops_dtype_size(tops_dtype_t dtype);
+
+/** Name of a dtype ("f32", "f16", ...), "invalid" if unknown. */
+TOPS_API const char *tops_dtype_name(tops_dtype_t dtype);
+
+/** Largest supported rank. */
+#define TOPS_MAX_RANK 8
+
+/**
+ * A strided tensor: dims and strides counted in elements (not bytes).
+ * Strides must be >= 0; a stride of 0 broadcasts an input along that dim.
+ * A descriptor with dtype TOPS_DTYPE_INVALID marks an absent optional tensor.
+ */
+typedef struct tops_tensor_desc {
+    tops_dtype_t dtype;
+    int32_t rank;                    /**< 0..TOPS_MAX_RANK (0 = scalar) */
+    int64_t dims[TOPS_MAX_RANK];     /**< dims[0] is the outermost */
+    int64_t strides[TOPS_MAX_RANK];  /**< in elements */
+} tops_tensor_desc_t;
+
+/**
+ * Fill desc. strides may be NULL for a dense row-major layout. Checks rank,
+ * dims >= 0 and that the element count fits in int64.
+ */
+TOPS_API tops_status_t tops_tensor_desc_init(tops_tensor_desc_t *desc, tops_dtype_t dtype,
+                                             int32_t rank, const int64_t *dims,
+                                             const int64_t *strides);
+
+/* ------------------------------------------------------------------------ */
+/* Backends and contexts                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Execution backends. */
+typedef enum tops_backend {
+    TOPS_BACKEND_DEFAULT = 0, /**< CUDA if available, else CPU */
+    TOPS_BACKEND_CPU = 1,
+    TOPS_BACKEND_CUDA = 2
+} tops_backend_t;
+
+/** Name of a backend ("cpu", "cuda", "default"). */
+TOPS_API const char *tops_backend_name(tops_backend_t backend);
+
+/**
+ * 1 if the backend can be used in this process, else 0. When reason is not
+ * NULL it receives a static explanation ("CUDA plugin libtops_cuda.so not
+ * found", "no CUDA device", "compute capability 7.5 < 8.0", or "ok").
+ */
+TOPS_API int tops_backend_available(tops_backend_t backend, const char **reason);
+
+/** Name of the CPU instruction set the CPU kernels use ("sse4", "avx2", "avx512"). */
+TOPS_API const char *tops_cpu_isa(void);
+
+/** Opaque context: backend, device, stream, thread count. */
+typedef struct tops_context_s *tops_context_t;
+
+/**
+ * Create a context on backend (device = CUDA device ordinal, ignored on CPU).
+ * Fails with TOPS_ERROR_BACKEND_UNAVAILABLE and the reason when the backend
+ * cannot be used.
+ */
+TOPS_API tops_status_t tops_context_create(tops_backend_t backend, int device,
+                                           tops_context_t *ctx);
+
+/** Destroy a context (NULL is a no-op). Ops created with it stay valid. */
+TOPS_API tops_status_t tops_context_destroy(tops_context_t ctx);
+
+/** The backend a context runs on (never TOPS_BACKEND_DEFAULT). */
+TOPS_API tops_status_t tops_context_get_backend(tops_context_t ctx, tops_backend_t *backend);
+
+/** CUDA stream (a cudaStream_t) for subsequent executes; NULL = default stream. CPU: ignored. */
+TOPS_API tops_status_t tops_context_set_stream(tops_context_t ctx, void *stream);
+
+/** Threads for CPU kernels; 0 = the OpenMP default. CUDA: ignored. */
+TOPS_API tops_status_t tops_context_set_num_threads(tops_context_t ctx, int num_threads);
+
+/* ------------------------------------------------------------------------ */
+/* Ops                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/** Opaque validated op with its chosen kernel. */
+typedef struct tops_op_s *tops_op_t;
+
+/** Tags of execute arguments. */
+typedef enum tops_arg_kind {
+    TOPS_ARG_X = 1,       /**< main input */
+    TOPS_ARG_Y = 2,       /**< main output */
+    TOPS_ARG_MASK = 3,    /**< optional mask */
+    TOPS_ARG_LENGTHS = 4  /**< optional per-row valid lengths (int32) */
+} tops_arg_kind_t;
+
+/** One tagged execute argument: a pointer to the tensor's first element. */
+typedef struct tops_arg {
+    tops_arg_kind_t kind;
+    const void *ptr; /**< outputs are written through this pointer */
+} tops_arg_t;
+
+/** Workspace the op needs in tops_op_execute, in bytes (0 if none). */
+TOPS_API tops_status_t tops_op_workspace_size(tops_op_t op, size_t *bytes);
+
+/** Name of the kernel the op chose (static string owned by the op). */
+TOPS_API const char *tops_op_kernel_name(tops_op_t op);
+
+/**
+ * Run op on ctx's stream/threads. ctx must have the backend and device the
+ * op was created for. Each argument tag may appear at most once; pointers
+ * are device pointers on CUDA. No device synchronization, no allocation.
+ */
+TOPS_API tops_status_t tops_op_execute(tops_context_t ctx, tops_op_t op, const tops_arg_t *args,
+                                       size_t num_args, void *workspace, size_t workspace_bytes);
+
+/** Destroy an op (NULL is a no-op). */
+TOPS_API tops_status_t tops_op_destroy(tops_op_t op);
+
+/* ------------------------------------------------------------------------ */
+/* Softmax                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Softmax flags. */
+#define TOPS_SOFTMAX_LOG 1u /**< log-softmax */
+
+/**
+ * y = softmax(scale * x) along axis (or log-softmax with TOPS_SOFTMAX_LOG).
+ *
+ * x, y: same dtype (f32, f16, bf16) and dims; any strides. y may be x
+ *   (in place) when both have the same strides.
+ * mask (optional, u8): broadcastable to x (each dim equal or 1, same rank);
+ *   0 marks a masked-out position. Execute argument TOPS_ARG_MASK.
+ * lengths (optional, i32): same rank as x with dims[axis] == 1 and every
+ *   other dim equal or 1: only the first lengths[row] entries of each row
+ *   take part (values clamped to [0, dims[axis]]). Argument TOPS_ARG_LENGTHS.
+ * Masked-out positions are written as 0 (-inf for log-softmax); a row with
+ * no position left is all 0 (all -inf for log-softmax), never NaN.
+ */
+typedef struct tops_softmax_desc {
+    uint32_t struct_size;       /**< sizeof(tops_softmax_desc_t) */
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t y;
+    int32_t axis;               /**< negative counts from the end */
+    float scale;                /**< applied to x before the softmax (1 = none) */
+    uint32_t flags;             /**< TOPS_SOFTMAX_* */
+    tops_tensor_desc_t mask;    /**< dtype TOPS_DTYPE_INVALID = no mask */
+    tops_tensor_desc_t lengths; /**< dtype TOPS_DTYPE_INVALID = no lengths */
+} tops_softmax_desc_t;
+
+/** A softmax desc with struct_size set, scale 1, axis -1 and no mask/lengths. */
+TOPS_API tops_softmax_desc_t tops_softmax_desc_default(void);
+
+/** Create a softmax op. Arguments: TOPS_ARG_X, TOPS_ARG_Y [, MASK, LENGTHS]. */
+TOPS_API tops_status_t tops_softmax_create(tops_context_t ctx, const tops_softmax_desc_t *desc,
+                                           tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Transpose                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * y[i0, .., in-1] = x[j] with j[perm[k]] = i[k]: y.dims[k] == x.dims[perm[k]].
+ * x, y: same dtype (any), same rank, any strides (y must not overlap itself
+ * and must not overlap x).
+ */
+typedef struct tops_transpose_desc {
+    uint32_t struct_size;  /**< sizeof(tops_transpose_desc_t) */
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t y;
+    int32_t perm[TOPS_MAX_RANK]; /**< a permutation of 0..rank-1 */
+} tops_transpose_desc_t;
+
+/** A transpose desc with struct_size set and the identity permutation. */
+TOPS_API tops_transpose_desc_t tops_transpose_desc_default(void);
+
+/** Create a transpose op. Arguments: TOPS_ARG_X, TOPS_ARG_Y. */
+TOPS_API tops_status_t tops_transpose_create(tops_context_t ctx,
+                                             const tops_transpose_desc_t *desc, tops_op_t *op);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TOPS_TOPS_H */

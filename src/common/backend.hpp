@@ -1,0 +1,78 @@
+// The backend interface: capi validates a request, builds a parameter struct
+// and asks the context's backend for an OpPlan (a chosen kernel); execute then
+// calls the plan with the caller's pointers. The CPU backend lives in the core
+// library; the CUDA backend implements the same interface inside the
+// libtops_cuda.so plugin (found through kPluginEntry).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/params.hpp"
+#include "common/status.hpp"
+
+namespace tops {
+
+// Bumped whenever Backend, OpPlan or a parameter struct changes layout: a
+// plugin built against another version is refused with a clear reason.
+constexpr int kBackendAbiVersion = 1;
+
+// Execute-time state taken from the context.
+struct ExecContext {
+    int num_threads = 0;      // CPU: 0 = OpenMP default
+    void* stream = nullptr;   // CUDA: cudaStream_t
+    int device = 0;           // CUDA device ordinal
+};
+
+constexpr int kArgSlots = 16;
+
+// Execute arguments indexed by tops_arg_kind_t (absent = nullptr).
+struct ArgTable {
+    const void* ptr[kArgSlots] = {};
+    void* workspace = nullptr;
+    size_t workspace_bytes = 0;
+
+    const void* in(tops_arg_kind_t k) const { return ptr[k]; }
+    void* out(tops_arg_kind_t k) const { return const_cast<void*>(ptr[k]); }
+};
+
+// A validated op bound to one kernel choice. Immutable: execute may run
+// concurrently from several threads with different ExecContexts.
+class OpPlan {
+public:
+    virtual ~OpPlan() = default;
+    virtual size_t workspace_size() const { return 0; }
+    virtual Status execute(const ExecContext& ctx, const ArgTable& args) const = 0;
+    // Static kernel name, e.g. "softmax_f32_rowwise_avx2".
+    virtual const char* kernel_name() const = 0;
+    // Why this kernel was chosen (TOPS_VERBOSE=2).
+    virtual std::string reason() const { return {}; }
+};
+
+using PlanPtr = std::unique_ptr<OpPlan>;
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual tops_backend_t kind() const = 0;
+    // Check that `device` can be used (CPU: always ok).
+    virtual Status open_device(int device) = 0;
+    virtual Status plan_softmax(const SoftmaxParams& p, int device, PlanPtr* out) = 0;
+    virtual Status plan_transpose(const TransposeParams& p, int device, PlanPtr* out) = 0;
+};
+
+// Plugin entry points (extern "C", exported by libtops_cuda.so).
+//   int  tops_plugin_abi_version(void);
+//   tops::Backend* tops_plugin_create_backend(std::string* reason);
+//     returns nullptr and sets *reason when the backend cannot be used
+//     (no driver, no device, compute capability < 8.0).
+constexpr const char* kPluginAbiSymbol = "tops_plugin_abi_version";
+constexpr const char* kPluginEntrySymbol = "tops_plugin_create_backend";
+using PluginAbiFn = int (*)();
+using PluginCreateFn = Backend* (*)(std::string* reason);
+
+// The CPU backend (src/cpu).
+Backend& cpu_backend();
+
+}  // namespace tops

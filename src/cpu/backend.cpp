@@ -1,0 +1,24 @@
+// The CPU backend: routes each op to its plan factory in src/cpu/<op>.cpp.
+#include "cpu/ops.hpp"
+
+namespace tops {
+namespace {
+
+class CpuBackend final : public Backend {
+public:
+    tops_backend_t kind() const override { return TOPS_BACKEND_CPU; }
+    Status open_device(int) override { return Status::ok(); }
+    Status plan_softmax(const SoftmaxParams& p, int, PlanPtr* out) override { return cpu::plan_softmax(p, out); }
+    Status plan_transpose(const TransposeParams& p, int, PlanPtr* out) override {
+        return cpu::plan_transpose(p, out);
+    }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+    static CpuBackend b;
+    return b;
+}
+
+}  // namespace tops

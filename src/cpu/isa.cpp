@@ -1,0 +1,48 @@
+// CPU feature detection and the TOPS_CPU_ISA override.
+#include "cpu/isa.hpp"
+#include "tops/tops.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tops::cpu {
+
+Isa best_isa() {
+    __builtin_cpu_init();
+    // avx512 kernels are built for x86-64-v4 (AVX-512 F, BW, DQ, VL).
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+        return Isa::avx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+        __builtin_cpu_supports("bmi2")) {
+        return Isa::avx2;
+    }
+    return Isa::sse4;
+}
+
+Isa active_isa() {
+    static const Isa isa = [] {
+        const Isa best = best_isa();
+        const char* env = std::getenv("TOPS_CPU_ISA");
+        if (!env || !*env) return best;
+        Isa want = best;
+        if (std::strcmp(env, "sse4") == 0) want = Isa::sse4;
+        else if (std::strcmp(env, "avx2") == 0) want = Isa::avx2;
+        else if (std::strcmp(env, "avx512") == 0) want = Isa::avx512;
+        return int(want) <= int(best) ? want : best;
+    }();
+    return isa;
+}
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::avx512: return "avx512";
+        case Isa::avx2: return "avx2";
+        default: return "sse4";
+    }
+}
+
+}  // namespace tops::cpu
+
+extern "C" TOPS_API const char* tops_cpu_isa(void) { return tops::cpu::isa_name(tops::cpu::active_isa()); }

@@ -1,0 +1,35 @@
+// Runtime ISA dispatch for CPU kernels. Each kernel is a functor with a
+// templated operator()(Arch, ...) that is only *declared* where it is
+// dispatched; src/cpu/kernels/*.cpp define it and are compiled once per ISA
+// (see cmake/TopsCpuKernels.cmake), instantiating it for that ISA's Arch.
+// The ISA is chosen once from cpuid; TOPS_CPU_ISA=sse4|avx2|avx512 forces a
+// lower one for testing (a level the CPU lacks falls back to the best it has).
+#pragma once
+
+#include <utility>
+
+#include <xsimd/xsimd.hpp>
+
+namespace tops::cpu {
+
+enum class Isa { sse4 = 0, avx2 = 1, avx512 = 2 };
+
+using ArchSse4 = xsimd::sse4_2;
+using ArchAvx2 = xsimd::fma3<xsimd::avx2>;
+using ArchAvx512 = xsimd::avx512f;
+
+Isa active_isa();
+const char* isa_name(Isa isa);
+// Best ISA this CPU supports (ignores TOPS_CPU_ISA).
+Isa best_isa();
+
+template <class F, class... Args>
+decltype(auto) isa_dispatch(F&& f, Args&&... args) {
+    switch (active_isa()) {
+        case Isa::avx512: return std::forward<F>(f)(ArchAvx512{}, std::forward<Args>(args)...);
+        case Isa::avx2: return std::forward<F>(f)(ArchAvx2{}, std::forward<Args>(args)...);
+        default: return std::forward<F>(f)(ArchSse4{}, std::forward<Args>(args)...);
+    }
+}
+
+}  // namespace tops::cpu

@@ -1,0 +1,11 @@
+// Plan factories of the CPU backend, one per op family (src/cpu/<op>.cpp).
+#pragma once
+
+#include "common/backend.hpp"
+
+namespace tops::cpu {
+
+Status plan_softmax(const SoftmaxParams& p, PlanPtr* out);
+Status plan_transpose(const TransposeParams& p, PlanPtr* out);
+
+}  // namespace tops::cpu

@@ -1,0 +1,36 @@
+// OpenMP helpers: every parallel loop honors the context's thread count.
+#pragma once
+
+#include <cstdint>
+
+#include <omp.h>
+
+namespace tops::cpu {
+
+// Threads for a loop of `work` units when each unit is worth `grain` units of
+// serial work: small problems stay on one thread.
+inline int pick_threads(int requested, int64_t work, int64_t grain) {
+    int t = requested > 0 ? requested : omp_get_max_threads();
+    const int64_t useful = grain > 0 ? (work + grain - 1) / grain : work;
+    if (useful < t) t = int(useful < 1 ? 1 : useful);
+    return t;
+}
+
+// Runs fn(begin, end) over [0, n) split into contiguous chunks across threads.
+template <class Fn>
+void parallel_for(int threads, int64_t n, Fn&& fn) {
+    if (threads <= 1 || n <= 1) {
+        fn(int64_t(0), n);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        const int64_t nt = omp_get_num_threads();
+        const int64_t t = omp_get_thread_num();
+        const int64_t begin = n * t / nt;
+        const int64_t end = n * (t + 1) / nt;
+        if (begin < end) fn(begin, end);
+    }
+}
+
+}  // namespace tops::cpu
