@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "common/backend.hpp"
 #include "common/status.hpp"
@@ -18,15 +19,29 @@ struct tops_context_s {
     int num_threads = 0;
 };
 
+namespace tops::capi {
+
+// One execute argument an op takes, as validated at create time.
+struct ArgSpec {
+    tops_arg_kind_t kind;
+    const char* name;       // "x", "mask", ... for messages
+    TensorLayout layout;
+    bool output = false;
+    bool required = true;
+    // An output that may be exactly an input of the same layout (same
+    // pointer): elementwise-style ops that read each element before writing it.
+    bool inplace_ok = false;
+};
+
+}  // namespace tops::capi
+
 struct tops_op_s {
     const char* op_name = "";       // "softmax"
     tops_backend_t kind = TOPS_BACKEND_CPU;
     int device = 0;
     uint32_t required_args = 0;     // bit k set: tops_arg_kind_t k must be given
     uint32_t allowed_args = 0;      // bit k set: tops_arg_kind_t k may be given
-    int64_t x_bytes = 0;            // byte extents of X and Y, for the aliasing check
-    int64_t y_bytes = 0;
-    bool inplace_allowed = false;   // Y may be exactly X
+    std::vector<tops::capi::ArgSpec> args;  // for the aliasing check
     tops::PlanPtr plan;
     std::string summary;            // shapes and dtypes, for logs
 };
@@ -53,17 +68,23 @@ Status check_no_self_overlap(const std::string& what, const TensorLayout& t);
 std::string describe(const TensorLayout& t);  // "f32[4,8]{8,1}"
 const char* dtype_name(tops_dtype_t dt);
 
-constexpr uint32_t arg_bit(tops_arg_kind_t k) { return 1u << unsigned(k); }
-
 // What an op's create step knows once its desc is validated.
 struct OpSignature {
-    const char* op_name;    // "softmax"
-    std::string summary;    // shapes/dtypes for logs
-    uint32_t required_args;
-    uint32_t allowed_args;
-    int64_t x_bytes;        // byte extent of TOPS_ARG_X
-    int64_t y_bytes;        // byte extent of TOPS_ARG_Y
-    bool inplace_allowed;   // Y may be exactly X (same pointer)
+    const char* op_name = "";  // "softmax"
+    std::string summary;       // shapes/dtypes for logs
+    std::vector<ArgSpec> args;
+
+    void input(tops_arg_kind_t k, const char* name, const TensorLayout& t, bool required = true) {
+        args.push_back({k, name, t, false, required, false});
+    }
+    void output(tops_arg_kind_t k, const char* name, const TensorLayout& t, bool inplace_ok,
+                bool required = true) {
+        args.push_back({k, name, t, true, required, inplace_ok});
+    }
+    // Adds an optional tensor as an argument when it is present.
+    void optional_input(tops_arg_kind_t k, const char* name, const TensorLayout& t) {
+        if (t.present()) input(k, name, t);
+    }
 };
 
 // Bytes from the first to one past the last element (0 when empty).
@@ -72,6 +93,10 @@ int64_t byte_extent(const TensorLayout& t);
 // with stride 0 on broadcast dims. `fixed_one_axis` >= 0 names a dim that must be 1.
 Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixed_one_axis,
                         TensorLayout* t);
+
+// At execute: an output may overlap another argument only when it is exactly
+// an input with the same layout and the op allows in place.
+Status check_aliasing(const tops_op_s& op, const ArgTable& table);
 
 // Checks the arguments every tops_<op>_create shares (ctx, desc, out).
 Status check_create_args(tops_context_t ctx, const char* op_name, const void* desc, tops_op_t* out);

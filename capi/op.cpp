@@ -12,7 +12,38 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+bool same_layout(const TensorLayout& a, const TensorLayout& b) {
+    if (a.dtype != b.dtype || a.rank != b.rank) return false;
+    for (int i = 0; i < a.rank; ++i) {
+        if (a.dims[i] != b.dims[i]) return false;
+        if (a.dims[i] > 1 && a.strides[i] != b.strides[i]) return false;
+    }
+    return true;
+}
+
 }  // namespace
+
+Status check_aliasing(const tops_op_s& op, const ArgTable& table) {
+    for (const ArgSpec& out : op.args) {
+        const char* o = static_cast<const char*>(table.ptr[out.kind]);
+        const int64_t ob = byte_extent(out.layout);
+        if (!out.output || !o || ob == 0) continue;
+        for (const ArgSpec& other : op.args) {
+            const char* p = static_cast<const char*>(table.ptr[other.kind]);
+            const int64_t pb = byte_extent(other.layout);
+            if (&other == &out || !p || pb == 0) continue;
+            if (!(o < p + pb && p < o + ob)) continue;
+            const bool exact_inplace = !other.output && out.inplace_ok && o == p && same_layout(out.layout, other.layout);
+            if (exact_inplace) continue;
+            return Status(TOPS_ERROR_INVALID_ARGUMENT,
+                          fmt(op.op_name, ": output ", out.name, " overlaps ", other.output ? "output " : "input ",
+                              other.name, out.inplace_ok && !other.output
+                                              ? " (in place is allowed only with the same pointer and layout)"
+                                              : " (this op cannot run in place)"));
+        }
+    }
+    return Status::ok();
+}
 
 Status check_create_args(tops_context_t ctx, const char* op_name, const void* desc, tops_op_t* out) {
     if (!out) return Status(TOPS_ERROR_NULL_POINTER, fmt("tops_", op_name, "_create: op is NULL"));
@@ -31,11 +62,12 @@ tops_status_t finish_create(tops_context_t ctx, OpSignature sig, PlanPtr plan, c
     op->op_name = sig.op_name;
     op->kind = ctx->kind;
     op->device = ctx->device;
-    op->required_args = sig.required_args;
-    op->allowed_args = sig.allowed_args;
-    op->x_bytes = sig.x_bytes;
-    op->y_bytes = sig.y_bytes;
-    op->inplace_allowed = sig.inplace_allowed;
+    for (const ArgSpec& a : sig.args) {
+        const uint32_t bit = 1u << unsigned(a.kind);
+        op->allowed_args |= bit;
+        if (a.required) op->required_args |= bit;
+    }
+    op->args = std::move(sig.args);
     op->plan = std::move(plan);
     op->summary = std::move(sig.summary);
     if (log_enabled(1)) {
@@ -109,16 +141,8 @@ TOPS_API tops_status_t tops_op_execute(tops_context_t ctx, tops_op_t op, const t
                                  tops::fmt(name, ": required argument with tag ", k, " is missing")));
         }
         {
-            const char* x = static_cast<const char*>(table.ptr[TOPS_ARG_X]);
-            const char* y = static_cast<const char*>(table.ptr[TOPS_ARG_Y]);
-            const bool same = x == y;
-            const bool overlap = x && y && op->x_bytes > 0 && op->y_bytes > 0 &&
-                                 x < y + op->y_bytes && y < x + op->x_bytes;
-            if (overlap && !(same && op->inplace_allowed)) {
-                return report(Status(TOPS_ERROR_INVALID_ARGUMENT,
-                    tops::fmt(name, same ? ": y == x but this op cannot run in place with these layouts"
-                                         : ": y overlaps x (only exact in-place is allowed)")));
-            }
+            Status alias = tops::capi::check_aliasing(*op, table);
+            if (!alias.is_ok()) return report(alias);
         }
         const size_t need = op->plan->workspace_size();
         if (workspace_bytes < need) {

@@ -67,13 +67,6 @@ Status validate(const tops_softmax_desc_t& d, tops::SoftmaxParams* p) {
     return Status::ok();
 }
 
-bool same_strides(const tops::TensorLayout& a, const tops::TensorLayout& b) {
-    for (int i = 0; i < a.rank; ++i) {
-        if (a.dims[i] > 1 && a.strides[i] != b.strides[i]) return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 extern "C" {
@@ -93,19 +86,15 @@ TOPS_API tops_status_t tops_softmax_create(tops_context_t ctx, const tops_softma
         tops::SoftmaxParams p;
         st = validate(*desc, &p);
         if (!st.is_ok()) return tops::capi::report(st);
-        using tops::capi::arg_bit;
         tops::capi::OpSignature sig;
         sig.op_name = "softmax";
         sig.summary = fmt("x:", tops::capi::describe(p.x), " y:", tops::capi::describe(p.y), " axis:", p.axis,
                           " scale:", p.scale, p.log ? " log" : "", p.mask.present() ? " mask" : "",
                           p.lengths.present() ? " lengths" : "");
-        sig.required_args = arg_bit(TOPS_ARG_X) | arg_bit(TOPS_ARG_Y) |
-                            (p.mask.present() ? arg_bit(TOPS_ARG_MASK) : 0u) |
-                            (p.lengths.present() ? arg_bit(TOPS_ARG_LENGTHS) : 0u);
-        sig.allowed_args = sig.required_args;
-        sig.x_bytes = tops::capi::byte_extent(p.x);
-        sig.y_bytes = tops::capi::byte_extent(p.y);
-        sig.inplace_allowed = same_strides(p.x, p.y);
+        sig.input(TOPS_ARG_X, "x", p.x);
+        sig.output(TOPS_ARG_Y, "y", p.y, /*inplace_ok=*/true);
+        sig.optional_input(TOPS_ARG_MASK, "mask", p.mask);
+        sig.optional_input(TOPS_ARG_LENGTHS, "lengths", p.lengths);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {
             return b.plan_softmax(p, dev, out);
         });

@@ -59,17 +59,13 @@ TOPS_API tops_status_t tops_transpose_create(tops_context_t ctx, const tops_tran
         tops::TransposeParams p;
         st = validate(*desc, &p);
         if (!st.is_ok()) return tops::capi::report(st);
-        using tops::capi::arg_bit;
         std::string perm;
         for (int k = 0; k < p.x.rank; ++k) perm += fmt(k ? "," : "", p.perm[k]);
         tops::capi::OpSignature sig;
         sig.op_name = "transpose";
         sig.summary = fmt("x:", tops::capi::describe(p.x), " y:", tops::capi::describe(p.y), " perm:(", perm, ")");
-        sig.required_args = arg_bit(TOPS_ARG_X) | arg_bit(TOPS_ARG_Y);
-        sig.allowed_args = sig.required_args;
-        sig.x_bytes = tops::capi::byte_extent(p.x);
-        sig.y_bytes = tops::capi::byte_extent(p.y);
-        sig.inplace_allowed = false;
+        sig.input(TOPS_ARG_X, "x", p.x);
+        sig.output(TOPS_ARG_Y, "y", p.y, /*inplace_ok=*/false);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {
             return b.plan_transpose(p, dev, out);
         });

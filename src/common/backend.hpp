@@ -25,7 +25,7 @@ struct ExecContext {
     int device = 0;           // CUDA device ordinal
 };
 
-constexpr int kArgSlots = 16;
+constexpr int kArgSlots = 32;
 
 // Execute arguments indexed by tops_arg_kind_t (absent = nullptr).
 struct ArgTable {
