@@ -94,6 +94,15 @@ int64_t byte_extent(const TensorLayout& t);
 Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixed_one_axis,
                         TensorLayout* t);
 
+// Merges dims [begin, end) of t into one dim (size = product, stride = the
+// innermost non-trivial stride) when their strides allow it; false otherwise.
+bool collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride);
+
+// Checks an optional tensor that must match `ref` in dims (dtype checked by
+// the caller); empty optional tensors are skipped.
+Status check_same_dims(const std::string& what, const TensorLayout& t, const std::string& ref_name,
+                       const TensorLayout& ref);
+
 // At execute: an output may overlap another argument only when it is exactly
 // an input with the same layout and the op allows in place.
 Status check_aliasing(const tops_op_s& op, const ArgTable& table);
@@ -117,9 +126,9 @@ tops_status_t create_op(tops_context_t ctx, OpSignature sig, tops_op_t* out, Pla
 }  // namespace tops::capi
 
 // Wraps a C entry point body so no exception crosses the ABI.
-#define TOPS_CAPI_GUARD(body)                                                          \
+#define TOPS_CAPI_GUARD(...)                                                           \
     try {                                                                              \
-        body                                                                           \
+        __VA_ARGS__                                                                    \
     } catch (const std::bad_alloc&) {                                                  \
         return ::tops::capi::report(::tops::Status(TOPS_ERROR_OUT_OF_MEMORY, "out of host memory")); \
     } catch (const std::exception& e) {                                                \

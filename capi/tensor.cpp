@@ -126,6 +126,39 @@ Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixe
     return Status::ok();
 }
 
+bool collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride) {
+    int64_t n = 1;
+    int64_t inner_stride = -1;  // stride of the innermost dim of size > 1 seen so far
+    int64_t expect = -1;        // stride the next outer dim of size > 1 must have
+    for (int i = end - 1; i >= begin; --i) {
+        n *= t.dims[i];
+        if (t.dims[i] == 1) continue;
+        if (inner_stride < 0) {
+            inner_stride = t.strides[i];
+        } else if (t.strides[i] != expect) {
+            return false;
+        }
+        expect = t.strides[i] * t.dims[i];
+    }
+    *size = n;
+    *stride = inner_stride < 0 ? 1 : inner_stride;
+    return true;
+}
+
+Status check_same_dims(const std::string& what, const TensorLayout& t, const std::string& ref_name,
+                       const TensorLayout& ref) {
+    if (t.rank != ref.rank) {
+        return Status(TOPS_ERROR_BAD_RANK, fmt(what, ".rank ", t.rank, " differs from ", ref_name, ".rank ", ref.rank));
+    }
+    for (int i = 0; i < t.rank; ++i) {
+        if (t.dims[i] != ref.dims[i]) {
+            return Status(TOPS_ERROR_BAD_SHAPE, fmt(what, ".dims[", i, "] = ", t.dims[i], " differs from ", ref_name,
+                                                    ".dims[", i, "] = ", ref.dims[i]));
+        }
+    }
+    return Status::ok();
+}
+
 std::string describe(const TensorLayout& t) {
     std::ostringstream os;
     os << dtype_name(t.dtype) << '[';

@@ -218,10 +218,19 @@ typedef struct tops_op_s *tops_op_t;
 
 /** Tags of execute arguments. */
 typedef enum tops_arg_kind {
-    TOPS_ARG_X = 1,       /**< main input */
-    TOPS_ARG_Y = 2,       /**< main output */
-    TOPS_ARG_MASK = 3,    /**< optional mask */
-    TOPS_ARG_LENGTHS = 4  /**< optional per-row valid lengths (int32) */
+    TOPS_ARG_X = 1,        /**< main input */
+    TOPS_ARG_Y = 2,        /**< main output */
+    TOPS_ARG_MASK = 3,     /**< optional mask */
+    TOPS_ARG_LENGTHS = 4,  /**< optional per-row valid lengths (int32) */
+    TOPS_ARG_GAMMA = 5,    /**< norm scale */
+    TOPS_ARG_BETA = 6,     /**< norm shift */
+    TOPS_ARG_BIAS = 7,     /**< bias added before the op's main work */
+    TOPS_ARG_RESIDUAL = 8, /**< residual input of fused norms */
+    TOPS_ARG_PRENORM = 9,  /**< output: the fused sum a norm normalized */
+    TOPS_ARG_MEAN = 10,    /**< output: per-row mean (f32) */
+    TOPS_ARG_RSTD = 11,    /**< output: per-row 1/sqrt(var + eps) (f32) */
+    TOPS_ARG_SLOPE = 12,   /**< PReLU slope */
+    TOPS_ARG_INPUT0 = 16   /**< weighted-sum input i is TOPS_ARG_INPUT0 + i (i < 8) */
 } tops_arg_kind_t;
 
 /** One tagged execute argument: a pointer to the tensor's first element. */
@@ -307,6 +316,163 @@ TOPS_API tops_transpose_desc_t tops_transpose_desc_default(void);
 /** Create a transpose op. Arguments: TOPS_ARG_X, TOPS_ARG_Y. */
 TOPS_API tops_status_t tops_transpose_create(tops_context_t ctx,
                                              const tops_transpose_desc_t *desc, tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* LayerNorm and RMSNorm                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Which normalization. */
+typedef enum tops_norm_kind {
+    TOPS_NORM_LAYER = 0, /**< (s - mean) * rstd * gamma + beta */
+    TOPS_NORM_RMS = 1    /**< s * rstd * gamma, rstd = 1 / sqrt(mean(s^2) + eps) */
+} tops_norm_kind_t;
+
+/**
+ * y = norm(s) over the last normalized_rank dims, where s = x [+ bias]
+ * [+ residual] (the fused residual form). Statistics in f32.
+ *
+ * x, y, residual, prenorm: same float dtype and dims. The leading dims must
+ *   collapse to one row stride and the normalized dims to one column stride
+ *   (any padding between rows is fine).
+ * gamma, beta, bias (optional): x's dtype or f32, dims = x's last
+ *   normalized_rank dims. beta only for TOPS_NORM_LAYER.
+ * prenorm (optional output): s, for the next residual connection.
+ * mean, rstd (optional f32 outputs): dims = x's leading dims (rank x.rank -
+ *   normalized_rank); mean only for TOPS_NORM_LAYER.
+ * y may be x or residual (in place), and prenorm may be x or residual.
+ * Arguments: X, Y [, GAMMA, BETA, BIAS, RESIDUAL, PRENORM, MEAN, RSTD].
+ */
+typedef struct tops_norm_desc {
+    uint32_t struct_size;        /**< sizeof(tops_norm_desc_t) */
+    tops_norm_kind_t kind;
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t y;
+    int32_t normalized_rank;     /**< >= 1 */
+    float eps;                   /**< >= 0 */
+    tops_tensor_desc_t gamma;    /**< optional */
+    tops_tensor_desc_t beta;     /**< optional */
+    tops_tensor_desc_t bias;     /**< optional */
+    tops_tensor_desc_t residual; /**< optional */
+    tops_tensor_desc_t prenorm;  /**< optional output */
+    tops_tensor_desc_t mean;     /**< optional output */
+    tops_tensor_desc_t rstd;     /**< optional output */
+} tops_norm_desc_t;
+
+/** A norm desc with struct_size set, layer norm over 1 dim, eps 1e-5, nothing optional. */
+TOPS_API tops_norm_desc_t tops_norm_desc_default(void);
+
+/** Create a LayerNorm / RMSNorm op. */
+TOPS_API tops_status_t tops_norm_create(tops_context_t ctx, const tops_norm_desc_t *desc, tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Reduce                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** Reductions. Over an empty set: sum, sumsq, norm2 = 0; prod = 1; max = -inf; min = +inf; mean = NaN. */
+typedef enum tops_reduce_op {
+    TOPS_REDUCE_SUM = 0,
+    TOPS_REDUCE_MEAN = 1,
+    TOPS_REDUCE_MAX = 2,  /**< NaN propagates */
+    TOPS_REDUCE_MIN = 3,  /**< NaN propagates */
+    TOPS_REDUCE_PROD = 4,
+    TOPS_REDUCE_SUMSQ = 5, /**< sum of squares */
+    TOPS_REDUCE_NORM2 = 6  /**< sqrt of the sum of squares */
+} tops_reduce_op_t;
+
+/**
+ * y = reduce(x) over the dims whose bit is set in axes, f32 accumulation.
+ * Deterministic: the same input gives bitwise the same output on every run.
+ * x: f32, f16 or bf16, any strides. y: any float dtype; dims = x's dims with
+ * the reduced dims set to 1 (keepdims) or removed. Arguments: X, Y.
+ */
+typedef struct tops_reduce_desc {
+    uint32_t struct_size;  /**< sizeof(tops_reduce_desc_t) */
+    tops_reduce_op_t op;
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t y;
+    uint32_t axes;         /**< bit i set: reduce x's dim i */
+    int32_t keepdims;      /**< nonzero: y keeps reduced dims as size 1 */
+} tops_reduce_desc_t;
+
+/** A reduce desc with struct_size set (sum, no axes, keepdims 0). */
+TOPS_API tops_reduce_desc_t tops_reduce_desc_default(void);
+
+/** Create a reduce op. */
+TOPS_API tops_status_t tops_reduce_create(tops_context_t ctx, const tops_reduce_desc_t *desc, tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Fused elementwise ops                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Activations. */
+typedef enum tops_activation {
+    TOPS_ACT_NONE = 0,
+    TOPS_ACT_RELU = 1,
+    TOPS_ACT_GELU_ERF = 2,  /**< x * 0.5 * (1 + erf(x / sqrt(2))) */
+    TOPS_ACT_GELU_TANH = 3, /**< x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) */
+    TOPS_ACT_SILU = 4       /**< x * sigmoid(x) */
+} tops_activation_t;
+
+/**
+ * y = act(x + bias). x, y: same float dtype and dims. bias (optional): x's
+ * dtype, same rank, each dim equal to x's or 1 (a row bias is [1, N]).
+ * y may be x. Arguments: X, Y [, BIAS].
+ */
+typedef struct tops_bias_act_desc {
+    uint32_t struct_size; /**< sizeof(tops_bias_act_desc_t) */
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t bias; /**< optional */
+    tops_tensor_desc_t y;
+    tops_activation_t act;
+} tops_bias_act_desc_t;
+
+/** A bias+activation desc with struct_size set (no bias, no activation). */
+TOPS_API tops_bias_act_desc_t tops_bias_act_desc_default(void);
+
+/** Create a bias + activation op. */
+TOPS_API tops_status_t tops_bias_act_create(tops_context_t ctx, const tops_bias_act_desc_t *desc,
+                                            tops_op_t *op);
+
+/**
+ * y = x > 0 ? x : slope * x. slope: x's dtype, same rank, each dim equal to
+ * x's or 1 (per channel of NCHW: [1, C, 1, 1]). y may be x.
+ * Arguments: X, Y, SLOPE.
+ */
+typedef struct tops_prelu_desc {
+    uint32_t struct_size; /**< sizeof(tops_prelu_desc_t) */
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t slope;
+    tops_tensor_desc_t y;
+} tops_prelu_desc_t;
+
+/** A PReLU desc with struct_size set. */
+TOPS_API tops_prelu_desc_t tops_prelu_desc_default(void);
+
+/** Create a PReLU op. */
+TOPS_API tops_status_t tops_prelu_create(tops_context_t ctx, const tops_prelu_desc_t *desc, tops_op_t *op);
+
+/** Most inputs of a weighted sum. */
+#define TOPS_MAX_SUM_INPUTS 8
+
+/**
+ * y = sum_i coefs[i] * inputs[i] (f32 math). Each input: y's dtype, same
+ * rank, each dim equal to y's or 1. y may be any input of y's layout.
+ * Arguments: Y and TOPS_ARG_INPUT0 + i for each input.
+ */
+typedef struct tops_weighted_sum_desc {
+    uint32_t struct_size; /**< sizeof(tops_weighted_sum_desc_t) */
+    int32_t num_inputs;   /**< 1..TOPS_MAX_SUM_INPUTS */
+    tops_tensor_desc_t inputs[TOPS_MAX_SUM_INPUTS];
+    float coefs[TOPS_MAX_SUM_INPUTS];
+    tops_tensor_desc_t y;
+} tops_weighted_sum_desc_t;
+
+/** A weighted-sum desc with struct_size set and all coefficients 1. */
+TOPS_API tops_weighted_sum_desc_t tops_weighted_sum_desc_default(void);
+
+/** Create a weighted-sum op. */
+TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_weighted_sum_desc_t *desc,
+                                                tops_op_t *op);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -60,7 +60,21 @@ public:
     virtual Status open_device(int device) = 0;
     virtual Status plan_softmax(const SoftmaxParams& p, int device, PlanPtr* out) = 0;
     virtual Status plan_transpose(const TransposeParams& p, int device, PlanPtr* out) = 0;
+    // Ops a backend may not implement yet answer TOPS_ERROR_NOT_SUPPORTED.
+    virtual Status plan_norm(const NormParams& p, int device, PlanPtr* out);
+    virtual Status plan_reduce(const ReduceParams& p, int device, PlanPtr* out);
+    virtual Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out);
 };
+
+inline Status Backend::plan_norm(const NormParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "norm: not implemented on this backend");
+}
+inline Status Backend::plan_reduce(const ReduceParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "reduce: not implemented on this backend");
+}
+inline Status Backend::plan_eltwise(const EltwiseParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "elementwise: not implemented on this backend");
+}
 
 // Plugin entry points (extern "C", exported by libtops_cuda.so).
 //   int  tops_plugin_abi_version(void);

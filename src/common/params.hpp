@@ -29,3 +29,51 @@ struct TransposeParams {
 };
 
 }  // namespace tops
+
+namespace tops {
+
+// LayerNorm / RMSNorm, canonicalized by capi to rows x cols: every row tensor
+// (x, y, residual, prenorm) is rank 2 [rows, cols]; gamma, beta and bias are
+// rank 1 [cols]; mean and rstd are rank 1 [rows]. Absent tensors have
+// dtype TOPS_DTYPE_INVALID. In-place aliasing (y or prenorm == x or
+// residual) is allowed: each element is read before it is written, and a
+// row's statistics are computed before any of the row is written.
+struct NormParams {
+    TensorLayout x, y, residual, prenorm;  // (rows, cols), one float dtype
+    TensorLayout gamma, beta, bias;        // (cols), x's dtype or f32
+    TensorLayout mean, rstd;               // (rows), f32
+    bool rms = false;
+    float eps = 1e-5f;
+};
+
+enum class ReduceOp { sum, mean, max, min, prod, sumsq, norm2 };
+
+// y = reduce(x) over `axes`; y is expanded to x's rank: dims equal to x's
+// with stride 0 on reduced dims (so one multi-index addresses both).
+struct ReduceParams {
+    TensorLayout x;
+    TensorLayout y;
+    uint32_t axes = 0;  // bit i: x dim i is reduced
+    ReduceOp op = ReduceOp::sum;
+};
+
+enum class EltwiseKind { bias_act, prelu, weighted_sum };
+enum class Activation { none, relu, gelu_erf, gelu_tanh, silu };
+
+constexpr int kMaxEltwiseInputs = 8;
+
+// Fused elementwise ops over y's dims; every input is expanded to y's dims
+// with stride 0 on broadcast dims.
+//   bias_act:     y = act(in[0] + in[1])   (num_inputs 1 without bias, 2 with)
+//   prelu:        y = in[0] > 0 ? in[0] : in[1] * in[0]
+//   weighted_sum: y = sum_i coefs[i] * in[i]
+struct EltwiseParams {
+    EltwiseKind kind = EltwiseKind::bias_act;
+    Activation act = Activation::none;
+    int num_inputs = 0;
+    TensorLayout in[kMaxEltwiseInputs];
+    float coefs[kMaxEltwiseInputs] = {};
+    TensorLayout y;
+};
+
+}  // namespace tops
