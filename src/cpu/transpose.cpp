@@ -1,6 +1,194 @@
-// Placeholder until the CPU transpose kernels land.
+// CPU transpose plan: simplifies the problem (common/transpose_plan.hpp),
+// picks a strategy and its blocking, and runs the per-ISA kernels
+// (cpu/kernels/transpose_tile.cpp) over OpenMP threads.
+//
+//   copy     innermost dim contiguous in x and y: wide row copies
+//   tile     y's innermost dim is strided in x and another dim is
+//            contiguous in x: blocked register-tile transposes
+//   strided  anything else (strided or broadcast inputs, padded outputs):
+//            blocked element copies
+// Big outputs are written with streaming (non-temporal) stores, which skip
+// the read-for-ownership of y's lines.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "common/transpose_plan.hpp"
+#include "cpu/isa.hpp"
 #include "cpu/ops.hpp"
+#include "cpu/parallel.hpp"
+#include "cpu/transpose_kernels.hpp"
 
 namespace tops::cpu {
-Status plan_transpose(const TransposeParams&, PlanPtr*) { return Status(TOPS_ERROR_NOT_SUPPORTED, "transpose: not yet"); }
+namespace {
+
+enum class Strategy { copy, tile, strided };
+
+// Blocking, in bytes along each side of a block.
+constexpr int64_t kTileBlockBytes = 256;      // tile: block edge (a few cache lines)
+constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
+constexpr int64_t kCopyUnitBytes = 64 << 10;  // copy: bytes per work unit
+// Outputs at least this big are streamed past the caches.
+constexpr int64_t kStreamMinBytes = 16 << 20;
+// Smallest amount of work (bytes of y) worth a thread of its own.
+constexpr int64_t kThreadGrainBytes = 64 << 10;
+// Streaming stores need every tile row to start on a cache line.
+constexpr int64_t kStreamAlign = 64;
+
+const char* strategy_name(Strategy s) {
+    switch (s) {
+        case Strategy::copy: return "copy";
+        case Strategy::tile: return "tile";
+        default: return "strided";
+    }
+}
+
+std::string dims_string(const int64_t* v, int n) {
+    std::ostringstream os;
+    os << '[';
+    for (int i = 0; i < n; ++i) os << (i ? "," : "") << v[i];
+    os << ']';
+    return os.str();
+}
+
+class TransposePlan final : public OpPlan {
+public:
+    TransposePlan(const TransposeProblem& prob, Strategy s, const TransposeKernelArgs& args, bool stream,
+                  std::string name, std::string why)
+        : prob_(prob), strategy_(s), args_(args), stream_(stream), name_(std::move(name)), why_(std::move(why)) {}
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (prob_.empty()) return Status::ok();
+        TransposeKernelArgs a = args_;
+        a.x = static_cast<const char*>(args.in(TOPS_ARG_X));
+        a.y = static_cast<char*>(args.out(TOPS_ARG_Y));
+        a.nt_stores = stream_ && stream_aligned(a);
+        const int64_t units = transpose_unit_count(a);
+        int threads = pick_threads(ctx.num_threads, prob_.numel * int64_t(prob_.elem_size), kThreadGrainBytes);
+        if (threads > units) threads = int(units);
+        parallel_for(threads, units, [&](int64_t begin, int64_t end) {
+            TransposeKernelArgs t = a;
+            t.unit_begin = begin;
+            t.unit_end = end;
+            switch (strategy_) {
+                case Strategy::copy: isa_dispatch(TransposeCopyKernel{}, t); break;
+                case Strategy::tile: isa_dispatch(TransposeTileKernel{}, t); break;
+                default: isa_dispatch(TransposeStridedKernel{}, t); break;
+            }
+        });
+        return Status::ok();
+    }
+
+    const char* kernel_name() const override { return name_.c_str(); }
+    std::string reason() const override { return why_; }
+
+private:
+    // Tile streaming stores write whole aligned vectors: every panel row and
+    // block must start on a line (the copy kernel aligns rows itself).
+    bool stream_aligned(const TransposeKernelArgs& a) const {
+        if (strategy_ != Strategy::tile) return true;
+        bool ok = reinterpret_cast<uintptr_t>(a.y) % kStreamAlign == 0 && a.y_row % kStreamAlign == 0 &&
+                  (a.block_cols * a.elem_size) % kStreamAlign == 0;
+        for (int k = 0; k < a.outer_rank; ++k) ok = ok && a.outer_ys[k] % kStreamAlign == 0;
+        return ok;
+    }
+
+    TransposeProblem prob_;
+    Strategy strategy_;
+    TransposeKernelArgs args_;
+    bool stream_;
+    std::string name_;
+    std::string why_;
+};
+
+// Fills the outer loop nest with every dim except `a` and `b` (y order).
+void set_outer(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) {
+    const int64_t es = int64_t(p.elem_size);
+    k->outer_rank = 0;
+    for (int d = 0; d < p.rank; ++d) {
+        if (d == a || d == b) continue;
+        k->outer_dims[k->outer_rank] = p.dims[d];
+        k->outer_xs[k->outer_rank] = p.xs[d] * es;
+        k->outer_ys[k->outer_rank] = p.ys[d] * es;
+        ++k->outer_rank;
+    }
+}
+
+// Sets the panel: rows along dim a (or one row when a < 0), columns along b.
+void set_panel(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) {
+    const int64_t es = int64_t(p.elem_size);
+    k->rows = a >= 0 ? p.dims[a] : 1;
+    k->x_row = a >= 0 ? p.xs[a] * es : 0;
+    k->y_row = a >= 0 ? p.ys[a] * es : 0;
+    k->cols = b >= 0 ? p.dims[b] : 1;
+    k->x_col = b >= 0 ? p.xs[b] * es : es;
+    k->y_col = b >= 0 ? p.ys[b] * es : es;
+    set_outer(p, a, b, k);
+}
+
+}  // namespace
+
+Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
+    const TransposeProblem p = simplify_transpose(params);
+    const int64_t es = int64_t(p.elem_size);
+    const int64_t y_bytes = p.numel * es;
+    const int b = p.rank - 1;  // y's innermost dim (-1 for a single element)
+    const int tile_edge = isa_dispatch(TransposeTileEdge{}, es);
+
+    Strategy s = Strategy::strided;
+    TransposeKernelArgs k;
+    k.elem_size = es;
+    std::ostringstream why;
+    why << "canonical dims " << dims_string(p.dims, p.rank) << " x strides " << dims_string(p.xs, p.rank)
+        << " y strides " << dims_string(p.ys, p.rank) << "; ";
+
+    const int xa = p.x_unit_dim();
+    if (p.empty()) {
+        s = Strategy::copy;
+        why << "empty tensor: nothing to do";
+    } else if (p.rank == 0 || p.inner_contiguous()) {
+        // Rows of the innermost dim are contiguous in both: group whole rows
+        // (or cut long rows) into units of about kCopyUnitBytes.
+        s = Strategy::copy;
+        const int a = b >= 1 ? b - 1 : -1;
+        set_panel(p, a, b, &k);
+        const int64_t row_bytes = k.cols * es;
+        k.block_cols = row_bytes > kCopyUnitBytes ? kCopyUnitBytes / es : k.cols;
+        k.block_rows = row_bytes >= kCopyUnitBytes ? 1 : std::max<int64_t>(1, kCopyUnitBytes / row_bytes);
+        why << "innermost dim contiguous in x and y: row copies of " << row_bytes << " bytes";
+    } else if (p.ys[b] == 1 && xa >= 0 && p.dims[xa] >= tile_edge && p.dims[b] >= tile_edge) {
+        s = Strategy::tile;
+        set_panel(p, xa, b, &k);
+        const int64_t block = std::max<int64_t>(tile_edge, kTileBlockBytes / es / tile_edge * tile_edge);
+        k.block_rows = block;
+        k.block_cols = block;
+        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: " << tile_edge
+            << "x" << tile_edge << " register tiles in " << block << "x" << block << " blocks";
+    } else {
+        // Rows along the dim with the smallest x stride keep reads local.
+        int a = -1;
+        for (int d = 0; d < b; ++d) {
+            if (p.xs[d] > 0 && (a < 0 || p.xs[d] < p.xs[a])) a = d;
+        }
+        set_panel(p, a, b, &k);
+        k.block_rows = kStridedBlockElems;
+        k.block_cols = kStridedBlockElems;
+        why << "no contiguous tile (innermost y stride " << (b >= 0 ? p.ys[b] : 1)
+            << "): blocked element copies of " << kStridedBlockElems << "x" << kStridedBlockElems;
+    }
+
+    const bool stream = s != Strategy::strided && y_bytes >= kStreamMinBytes;
+    if (stream) why << "; y is " << (y_bytes >> 20) << " MiB: streaming stores";
+
+    std::ostringstream name;
+    name << "transpose_b" << es << '_' << strategy_name(s);
+    if (s == Strategy::tile) name << tile_edge << 'x' << tile_edge;
+    if (stream) name << "_nt";
+    name << '_' << isa_name(active_isa());
+    *out = std::make_unique<TransposePlan>(p, s, k, stream, name.str(), why.str());
+    return Status::ok();
+}
+
 }  // namespace tops::cpu

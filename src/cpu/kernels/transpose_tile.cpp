@@ -1,0 +1,330 @@
+// CPU transpose kernels, compiled once per ISA.
+//
+// Strategy: a transpose is memory bound, so the kernels exist to make both
+// the reads and the writes walk whole cache lines.
+//  - copy:    the innermost dim is contiguous in x and y; each work unit is a
+//             wide row copy (memcpy, or streaming stores for big outputs).
+//  - tile:    x is contiguous along panel rows, y along panel columns; the
+//             panel is cut into blocks that fit L1 and each block into square
+//             register tiles (AVX 8x8 for 4-byte elements, SSE 4x4 on sse4;
+//             SSE 8x8 for 2-byte and 16x16 for 1-byte elements), so every
+//             load and store moves a full 16- or 32-byte vector. Edges that
+//             do not fill a tile are copied element by element.
+//  - strided: any strides, a blocked element-by-element copy (correct for
+//             broadcast inputs and padded outputs; no vector gathers).
+// Elements are moved as raw bytes (never converted).
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include <immintrin.h>
+
+#include "cpu/isa_arch.hpp"
+#include "cpu/transpose_kernels.hpp"
+
+namespace tops::cpu {
+namespace TOPS_ISA_NS {
+namespace {
+
+constexpr int64_t kSseBytes = 16;
+constexpr int64_t kAvxBytes = 32;
+constexpr int64_t kLineBytes = 64;
+
+#if defined(TOPS_CPU_ISA_sse4)
+constexpr bool kHasAvx = false;
+#else
+constexpr bool kHasAvx = true;
+#endif
+
+// Unsigned integer of an element size (elements are moved, never converted).
+template <int ES> struct ElemBits;
+template <> struct ElemBits<1> { using type = uint8_t; };
+template <> struct ElemBits<2> { using type = uint16_t; };
+template <> struct ElemBits<4> { using type = uint32_t; };
+
+// Tile edge (elements) for an element size: one 16-byte SSE register per tile
+// row, or one 32-byte AVX register for 4-byte elements when AVX is present.
+template <int ES>
+struct TileTraits {
+    static constexpr int64_t kVecBytes = (ES == 4 && kHasAvx) ? kAvxBytes : kSseBytes;
+    static constexpr int kEdge = int(kVecBytes / ES);
+    static_assert(kEdge * ES == kVecBytes, "a tile row is exactly one vector register");
+};
+
+// ------------------------------------------------------------- unit walker
+
+// Calls panel(x_block, y_block, nr, nc) for every work unit in
+// [a.unit_begin, a.unit_end): x_block/y_block point at the block's first
+// element, nr x nc is its extent (edge blocks are smaller).
+template <class Panel>
+void for_each_unit(const TransposeKernelArgs& a, Panel&& panel) {
+    const int64_t row_blocks = (a.rows + a.block_rows - 1) / a.block_rows;
+    const int64_t col_blocks = (a.cols + a.block_cols - 1) / a.block_cols;
+    const int64_t per_outer = row_blocks * col_blocks;
+
+    int64_t u = a.unit_begin;
+    int64_t outer = u / per_outer;
+    int64_t rb = (u % per_outer) / col_blocks;
+    int64_t cb = u % col_blocks;
+
+    int64_t idx[kMaxRank] = {};  // outer odometer, innermost last
+    int64_t off_x = 0, off_y = 0;
+    for (int k = a.outer_rank - 1; k >= 0; --k) {
+        idx[k] = outer % a.outer_dims[k];
+        outer /= a.outer_dims[k];
+        off_x += idx[k] * a.outer_xs[k];
+        off_y += idx[k] * a.outer_ys[k];
+    }
+
+    for (; u < a.unit_end; ++u) {
+        const int64_t r0 = rb * a.block_rows;
+        const int64_t c0 = cb * a.block_cols;
+        const int64_t nr = a.rows - r0 < a.block_rows ? a.rows - r0 : a.block_rows;
+        const int64_t nc = a.cols - c0 < a.block_cols ? a.cols - c0 : a.block_cols;
+        panel(a.x + off_x + r0 * a.x_row + c0 * a.x_col, a.y + off_y + r0 * a.y_row + c0 * a.y_col, nr, nc);
+
+        if (++cb < col_blocks) continue;
+        cb = 0;
+        if (++rb < row_blocks) continue;
+        rb = 0;
+        for (int k = a.outer_rank - 1; k >= 0; --k) {  // advance the odometer
+            off_x += a.outer_xs[k];
+            off_y += a.outer_ys[k];
+            if (++idx[k] < a.outer_dims[k]) break;
+            off_x -= idx[k] * a.outer_xs[k];
+            off_y -= idx[k] * a.outer_ys[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+// ------------------------------------------------------------- scalar blocks
+
+// y(r, c) = x(r, c) for an nr x nc block with arbitrary byte strides.
+template <int ES>
+inline void copy_block_scalar(const char* x, int64_t x_row, int64_t x_col, char* y, int64_t y_row, int64_t y_col,
+                              int64_t nr, int64_t nc) {
+    using T = typename ElemBits<ES>::type;
+    for (int64_t r = 0; r < nr; ++r) {
+        const char* xr = x + r * x_row;
+        char* yr = y + r * y_row;
+        for (int64_t c = 0; c < nc; ++c) {
+            T v;
+            std::memcpy(&v, xr + c * x_col, ES);
+            std::memcpy(yr + c * y_col, &v, ES);
+        }
+    }
+}
+
+// ------------------------------------------------------------- register tiles
+
+template <int ES> inline __m128i unpack_lo(__m128i a, __m128i b);
+template <int ES> inline __m128i unpack_hi(__m128i a, __m128i b);
+template <> inline __m128i unpack_lo<1>(__m128i a, __m128i b) { return _mm_unpacklo_epi8(a, b); }
+template <> inline __m128i unpack_hi<1>(__m128i a, __m128i b) { return _mm_unpackhi_epi8(a, b); }
+template <> inline __m128i unpack_lo<2>(__m128i a, __m128i b) { return _mm_unpacklo_epi16(a, b); }
+template <> inline __m128i unpack_hi<2>(__m128i a, __m128i b) { return _mm_unpackhi_epi16(a, b); }
+template <> inline __m128i unpack_lo<4>(__m128i a, __m128i b) { return _mm_unpacklo_epi32(a, b); }
+template <> inline __m128i unpack_hi<4>(__m128i a, __m128i b) { return _mm_unpackhi_epi32(a, b); }
+
+template <bool NT>
+inline void store_sse(char* p, __m128i v) {
+    if constexpr (NT) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), v);
+    } else {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    }
+}
+
+// Transposes one (N, N) tile, N = 16 / ES, with SSE2 unpacks: x holds N
+// lines of N elements (line c at x + c * x_ld holds x(0..N-1, c)); y row r
+// at y + r * y_ld receives them. Each round interleaves register i with
+// register i + N/2; viewing an element's (register, lane) bits as one word,
+// a round rotates that word left by one bit, so log2(N) rounds swap the two
+// halves: register and lane trade places, which is the transpose.
+template <int ES, bool NT>
+inline void tile_sse(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
+    constexpr int N = int(kSseBytes / ES);
+    static_assert(N == 4 || N == 8 || N == 16, "SSE tile edge must be 4, 8 or 16 elements");
+    __m128i v[N];  // (N, N): register c = line c of x
+    for (int c = 0; c < N; ++c) v[c] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c * x_ld));
+    for (int round = 1; round < N; round *= 2) {
+        __m128i w[N];
+        for (int i = 0; i < N / 2; ++i) {
+            w[2 * i] = unpack_lo<ES>(v[i], v[i + N / 2]);
+            w[2 * i + 1] = unpack_hi<ES>(v[i], v[i + N / 2]);
+        }
+        for (int i = 0; i < N; ++i) v[i] = w[i];
+    }
+    for (int r = 0; r < N; ++r) store_sse<NT>(y + r * y_ld, v[r]);  // register r = row r of y
+}
+
+#if !defined(TOPS_CPU_ISA_sse4)
+// (8, 8) tile of 4-byte elements in AVX registers: the in-lane unpacks and
+// shuffles build 4x4 transposes in both 128-bit halves, then permute2f128
+// swaps the off-diagonal halves.
+template <bool NT>
+inline void tile_avx_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
+    constexpr int N = int(kAvxBytes / 4);
+    static_assert(N == 8, "AVX 4-byte tile is 8x8");
+    __m256 v[N];  // (8, 8): register c = line c of x
+    for (int c = 0; c < N; ++c) v[c] = _mm256_loadu_ps(reinterpret_cast<const float*>(x + c * x_ld));
+    __m256 t[N];
+    for (int i = 0; i < N / 2; ++i) {
+        t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+    }
+    __m256 s[N];
+    for (int h = 0; h < 2; ++h) {  // h: lines 0..3 or 4..7
+        const int b = 4 * h;
+        s[b + 0] = _mm256_shuffle_ps(t[b + 0], t[b + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        s[b + 1] = _mm256_shuffle_ps(t[b + 0], t[b + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        s[b + 2] = _mm256_shuffle_ps(t[b + 1], t[b + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        s[b + 3] = _mm256_shuffle_ps(t[b + 1], t[b + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int r = 0; r < N / 2; ++r) {
+        const __m256 lo = _mm256_permute2f128_ps(s[r], s[r + 4], 0x20);
+        const __m256 hi = _mm256_permute2f128_ps(s[r], s[r + 4], 0x31);
+        float* y_lo = reinterpret_cast<float*>(y + r * y_ld);
+        float* y_hi = reinterpret_cast<float*>(y + (r + 4) * y_ld);
+        if constexpr (NT) {
+            _mm256_stream_ps(y_lo, lo);
+            _mm256_stream_ps(y_hi, hi);
+        } else {
+            _mm256_storeu_ps(y_lo, lo);
+            _mm256_storeu_ps(y_hi, hi);
+        }
+    }
+}
+#endif
+
+template <int ES, bool NT>
+inline void tile(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
+#if !defined(TOPS_CPU_ISA_sse4)
+    if constexpr (ES == 4) {
+        tile_avx_b4<NT>(x, x_ld, y, y_ld);
+    } else {
+        tile_sse<ES, NT>(x, x_ld, y, y_ld);
+    }
+#else
+    tile_sse<ES, NT>(x, x_ld, y, y_ld);
+#endif
+}
+
+// One nr x nc block of the tile strategy: full register tiles, then scalar
+// edges (right columns, bottom rows).
+template <int ES, bool NT>
+inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
+    constexpr int64_t E = TileTraits<ES>::kEdge;
+    const int64_t full_r = nr / E * E;
+    const int64_t full_c = nc / E * E;
+    for (int64_t r = 0; r < full_r; r += E) {
+        for (int64_t c = 0; c < full_c; c += E) {
+            tile<ES, NT>(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row);
+        }
+    }
+    if (full_c < nc) {
+        copy_block_scalar<ES>(x + full_c * a.x_col, ES, a.x_col, y + full_c * ES, a.y_row, ES, full_r, nc - full_c);
+    }
+    if (full_r < nr) {
+        copy_block_scalar<ES>(x + full_r * ES, ES, a.x_col, y + full_r * a.y_row, a.y_row, ES, nr - full_r, nc);
+    }
+}
+
+template <int ES>
+void run_tile(const TransposeKernelArgs& a) {
+    if (a.nt_stores) {
+        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES, true>(a, x, y, nr, nc); });
+        _mm_sfence();
+    } else {
+        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES, false>(a, x, y, nr, nc); });
+    }
+}
+
+// ------------------------------------------------------------- row copy
+
+// Copies `bytes` bytes with streaming stores: head up to the first aligned
+// vector, aligned streaming body, tail.
+inline void copy_row_nt(const char* x, char* y, int64_t bytes) {
+    const int64_t head = std::min<int64_t>(bytes, (kSseBytes - int64_t(reinterpret_cast<uintptr_t>(y) % kSseBytes)) % kSseBytes);
+    std::memcpy(y, x, size_t(head));
+    int64_t i = head;
+#if !defined(TOPS_CPU_ISA_sse4)
+    if (i + kSseBytes <= bytes && (reinterpret_cast<uintptr_t>(y + i) % kAvxBytes) != 0) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+        i += kSseBytes;
+    }
+    for (; i + kLineBytes <= bytes; i += kLineBytes) {
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + kAvxBytes));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), v0);
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i + kAvxBytes), v1);
+    }
+#endif
+    for (; i + kSseBytes <= bytes; i += kSseBytes) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    }
+    std::memcpy(y + i, x + i, size_t(bytes - i));
+}
+
+}  // namespace
+}  // namespace TOPS_ISA_NS
+
+template <class A>
+int TransposeTileEdge::operator()(A, int64_t elem_size) const {
+    using namespace TOPS_ISA_NS;
+    switch (elem_size) {
+        case 1: return TileTraits<1>::kEdge;
+        case 2: return TileTraits<2>::kEdge;
+        default: return TileTraits<4>::kEdge;
+    }
+}
+
+template <class A>
+void TransposeTileKernel::operator()(A, const TransposeKernelArgs& a) const {
+    using namespace TOPS_ISA_NS;
+    switch (a.elem_size) {
+        case 1: run_tile<1>(a); break;
+        case 2: run_tile<2>(a); break;
+        default: run_tile<4>(a); break;
+    }
+}
+
+template <class A>
+void TransposeCopyKernel::operator()(A, const TransposeKernelArgs& a) const {
+    using namespace TOPS_ISA_NS;
+    // Panel rows are contiguous in x and y: copy each row of a block whole.
+    if (a.nt_stores) {
+        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
+            for (int64_t r = 0; r < nr; ++r) copy_row_nt(x + r * a.x_row, y + r * a.y_row, nc * a.elem_size);
+        });
+        _mm_sfence();
+    } else {
+        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
+            for (int64_t r = 0; r < nr; ++r) std::memcpy(y + r * a.y_row, x + r * a.x_row, size_t(nc * a.elem_size));
+        });
+    }
+}
+
+template <class A>
+void TransposeStridedKernel::operator()(A, const TransposeKernelArgs& a) const {
+    using namespace TOPS_ISA_NS;
+    auto run = [&](auto es) {
+        constexpr int ES = decltype(es)::value;
+        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
+            copy_block_scalar<ES>(x, a.x_row, a.x_col, y, a.y_row, a.y_col, nr, nc);
+        });
+    };
+    switch (a.elem_size) {
+        case 1: run(std::integral_constant<int, 1>{}); break;
+        case 2: run(std::integral_constant<int, 2>{}); break;
+        default: run(std::integral_constant<int, 4>{}); break;
+    }
+}
+
+template int TransposeTileEdge::operator()<Arch>(Arch, int64_t) const;
+TOPS_CPU_INSTANTIATE(TransposeTileKernel, const TransposeKernelArgs&)
+TOPS_CPU_INSTANTIATE(TransposeCopyKernel, const TransposeKernelArgs&)
+TOPS_CPU_INSTANTIATE(TransposeStridedKernel, const TransposeKernelArgs&)
+
+}  // namespace tops::cpu
