@@ -1,0 +1,132 @@
+// The CUDA backend plugin (libtops_cuda.so): the two exported entry points,
+// device discovery, and routing of each op to its plan factory. Everything
+// else in this library has hidden visibility.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "cuda/ops.hpp"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kMinCcMajor = 8;
+
+class CudaBackend final : public Backend {
+public:
+    explicit CudaBackend(std::vector<DeviceInfo> devices) : devices_(std::move(devices)) {}
+
+    tops_backend_t kind() const override { return TOPS_BACKEND_CUDA; }
+
+    Status open_device(int device) override {
+        const DeviceInfo* d = nullptr;
+        return lookup(device, &d);
+    }
+
+    Status plan_softmax(const SoftmaxParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_softmax(p, *d, out);
+    }
+
+    Status plan_transpose(const TransposeParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_transpose(p, *d, out);
+    }
+
+private:
+    Status lookup(int device, const DeviceInfo** out) const {
+        if (device < 0 || device >= int(devices_.size())) {
+            return Status(TOPS_ERROR_INVALID_ARGUMENT,
+                          fmt("cuda device ", device, " does not exist (", devices_.size(), " device(s))"));
+        }
+        const DeviceInfo& d = devices_[size_t(device)];
+        if (d.cc_major < kMinCcMajor) {
+            return Status(TOPS_ERROR_NOT_SUPPORTED, fmt("cuda device ", device, " has compute capability ",
+                                                        d.cc_major, ".", d.cc_minor, " < 8.0"));
+        }
+        *out = &d;
+        return Status::ok();
+    }
+
+    std::vector<DeviceInfo> devices_;
+};
+
+std::string error_text(cudaError_t err) {
+    return fmt(cudaGetErrorName(err), ": ", cudaGetErrorString(err));
+}
+
+Backend* create_backend(std::string* reason) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) {
+        *reason = "no CUDA device";
+        return nullptr;
+    }
+    if (err == cudaErrorInsufficientDriver) {
+        *reason = "no usable CUDA driver (" + error_text(err) + ")";
+        return nullptr;
+    }
+    if (err != cudaSuccess) {
+        *reason = "CUDA initialization failed (" + error_text(err) + ")";
+        return nullptr;
+    }
+    std::vector<DeviceInfo> devices(static_cast<size_t>(count));
+    bool any_usable = false;
+    std::string best_cc;
+    for (int i = 0; i < count; ++i) {
+        DeviceInfo& d = devices[size_t(i)];
+        d.ordinal = i;
+        const struct {
+            cudaDeviceAttr attr;
+            int* value;
+        } attrs[] = {
+            {cudaDevAttrComputeCapabilityMajor, &d.cc_major},
+            {cudaDevAttrComputeCapabilityMinor, &d.cc_minor},
+            {cudaDevAttrMultiProcessorCount, &d.sm_count},
+            {cudaDevAttrMaxThreadsPerMultiProcessor, &d.max_threads_per_sm},
+            {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d.max_smem_per_block_optin},
+            {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &d.max_smem_per_sm},
+        };
+        for (const auto& a : attrs) {
+            const cudaError_t e = cudaDeviceGetAttribute(a.value, a.attr, i);
+            if (e != cudaSuccess) {
+                *reason = fmt("cudaDeviceGetAttribute on device ", i, " failed (", error_text(e), ")");
+                return nullptr;
+            }
+        }
+        if (d.cc_major >= kMinCcMajor) any_usable = true;
+        if (best_cc.empty()) best_cc = fmt(d.cc_major, ".", d.cc_minor);
+    }
+    if (!any_usable) {
+        *reason = fmt("compute capability ", best_cc, " < 8.0");
+        return nullptr;
+    }
+    auto* b = new (std::nothrow) CudaBackend(std::move(devices));
+    if (!b) *reason = "out of host memory";
+    return b;
+}
+
+}  // namespace
+}  // namespace tops::cuda
+
+extern "C" {
+
+__attribute__((visibility("default"))) int tops_plugin_abi_version(void) { return tops::kBackendAbiVersion; }
+
+__attribute__((visibility("default"))) tops::Backend* tops_plugin_create_backend(std::string* reason) {
+    std::string local;
+    std::string* why = reason ? reason : &local;
+    try {
+        return tops::cuda::create_backend(why);
+    } catch (...) {
+        *why = "internal error while creating the CUDA backend";
+        return nullptr;
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,57 @@
+// Host-side helpers of the CUDA plugin: CUDA errors as tops Status values,
+// a scoped device switch, and the per-device facts kernels are tuned with.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "common/status.hpp"
+
+namespace tops::cuda {
+
+// What plans need to know about their device (read once, when the backend is created).
+struct DeviceInfo {
+    int ordinal = 0;
+    int cc_major = 0;
+    int cc_minor = 0;
+    int sm_count = 0;
+    int max_threads_per_sm = 0;
+    int max_smem_per_block_optin = 0;  // bytes of dynamic shared memory a block may opt into
+    int max_smem_per_sm = 0;
+};
+
+inline Status cuda_status(cudaError_t err, const char* what, tops_status_t code = TOPS_ERROR_DEVICE) {
+    if (err == cudaSuccess) return Status::ok();
+    return Status(code, fmt(what, ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err)));
+}
+
+// Status of the launch just made (configuration errors, invalid device function, ...).
+inline Status launch_status(const char* kernel) {
+    return cuda_status(cudaGetLastError(), kernel, TOPS_ERROR_DEVICE_LAUNCH);
+}
+
+// Makes `device` current for the scope and restores the caller's device on exit.
+// cudaGetDevice reads thread-local state: the common case (already current) costs
+// no driver call beyond it.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device) {
+        int cur = -1;
+        err_ = cudaGetDevice(&cur);
+        if (err_ == cudaSuccess && cur != device) {
+            err_ = cudaSetDevice(device);
+            if (err_ == cudaSuccess) prev_ = cur;
+        }
+    }
+    ~DeviceScope() {
+        if (prev_ >= 0) cudaSetDevice(prev_);
+    }
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+    Status status() const { return cuda_status(err_, "cudaSetDevice"); }
+
+private:
+    cudaError_t err_ = cudaSuccess;
+    int prev_ = -1;
+};
+
+}  // namespace tops::cuda

@@ -1,0 +1,139 @@
+// Device helpers shared by the CUDA kernels: element <-> f32 conversion for
+// f32/f16/bf16 storage, aligned vectors for 16-byte accesses, warp and block
+// reductions, and a 32-bit fast divmod for index arithmetic.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace tops::cuda {
+
+// Storage types: f16 and bf16 travel as their CUDA types, math is f32.
+template <class T>
+struct ElemTraits;
+template <>
+struct ElemTraits<float> {
+    static __device__ __forceinline__ float to_float(float v) { return v; }
+    static __device__ __forceinline__ float from_float(float v) { return v; }
+};
+template <>
+struct ElemTraits<__half> {
+    static __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+    static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+};
+template <>
+struct ElemTraits<__nv_bfloat16> {
+    static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+    static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+};
+
+// N elements loaded or stored with one instruction (N * sizeof(T) <= 16).
+template <class T, int N>
+struct alignas(sizeof(T) * N) Vec {
+    T v[N];
+};
+
+// Bytes moved as one unit by dtype-agnostic kernels (transpose).
+template <int Bytes>
+struct ByteUnit;
+template <> struct ByteUnit<1> { using type = uint8_t; };
+template <> struct ByteUnit<2> { using type = uint16_t; };
+template <> struct ByteUnit<4> { using type = uint32_t; };
+template <> struct ByteUnit<8> { using type = uint2; };
+template <> struct ByteUnit<16> { using type = uint4; };
+
+constexpr int kWarpSize = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// Reductions over aligned groups of `Width` lanes (Width a power of two <= 32).
+template <int Width>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+    for (int o = Width / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o, Width));
+    return v;
+}
+
+template <int Width>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+    for (int o = Width / 2; o > 0; o /= 2) v += __shfl_xor_sync(kFullMask, v, o, Width);
+    return v;
+}
+
+// Online softmax statistics: running max m and sum s of exp2(v - m).
+struct MaxSum {
+    float m;
+    float s;
+};
+
+__device__ __forceinline__ MaxSum maxsum_combine(MaxSum a, MaxSum b) {
+    const float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return {m, 0.0f};
+    return {m, a.s * exp2f(a.m - m) + b.s * exp2f(b.m - m)};
+}
+
+__device__ __forceinline__ MaxSum maxsum_add(MaxSum a, float v) {
+    if (v <= a.m) return {a.m, a.s + exp2f(v - a.m)};  // also v == -inf
+    return {v, a.s * exp2f(a.m - v) + 1.0f};
+}
+
+__device__ __forceinline__ MaxSum warp_maxsum(MaxSum a) {
+#pragma unroll
+    for (int o = kWarpSize / 2; o > 0; o /= 2) {
+        MaxSum b{__shfl_xor_sync(kFullMask, a.m, o), __shfl_xor_sync(kFullMask, a.s, o)};
+        a = maxsum_combine(a, b);
+    }
+    return a;
+}
+
+// Block-wide combine; every thread gets the result. `scratch` holds 32 entries.
+// Starts with a barrier so that scratch may be reused by consecutive calls.
+__device__ __forceinline__ MaxSum block_maxsum(MaxSum a, MaxSum* scratch) {
+    const int lane = threadIdx.x % kWarpSize;
+    const int warp = threadIdx.x / kWarpSize;
+    const int nwarps = (blockDim.x + kWarpSize - 1) / kWarpSize;
+    a = warp_maxsum(a);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = a;
+    __syncthreads();
+    MaxSum r = lane < nwarps ? scratch[lane] : MaxSum{-INFINITY, 0.0f};
+    return warp_maxsum(r);
+}
+
+// Division by a fixed positive divisor through a multiply-high (Granlund and
+// Montgomery): exact for every 32-bit dividend. Dividends of 2^32 and more
+// take the slow path (huge tensors only).
+struct FastDivmod {
+    uint64_t d = 1;
+    uint32_t mul = 0;
+    uint32_t shift = 0;
+    bool wide = false;  // divisor >= 2^32: always the slow path
+
+    FastDivmod() = default;
+    __host__ explicit FastDivmod(uint64_t divisor) : d(divisor ? divisor : 1) {
+        if (d > 0xffffffffull) {
+            wide = true;
+            return;
+        }
+        while ((uint64_t(1) << shift) < d) ++shift;
+        const uint64_t one = 1;
+        mul = uint32_t(((one << 32) * ((one << shift) - d)) / d + 1);
+    }
+
+    __device__ __forceinline__ void divmod(uint64_t n, uint64_t* q, uint64_t* r) const {
+        if (!wide && n <= 0xffffffffull) {
+            const uint32_t n32 = uint32_t(n);
+            const uint32_t t = __umulhi(n32, mul);
+            const uint32_t qq = shift ? (t + ((n32 - t) >> 1)) >> (shift - 1) : n32;
+            *q = qq;
+            *r = n32 - qq * uint32_t(d);
+        } else {
+            *q = n / d;
+            *r = n - *q * d;
+        }
+    }
+};
+
+}  // namespace tops::cuda
