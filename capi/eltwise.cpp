@@ -86,7 +86,7 @@ TOPS_API tops_status_t tops_bias_act_create(tops_context_t ctx, const tops_bias_
                                bias.present() ? tops::capi::describe(bias) : "", " act:", acts[int(d.act)]);
             sig->input(TOPS_ARG_X, "x", x);
             sig->optional_input(TOPS_ARG_BIAS, "bias", bias);
-            sig->output(TOPS_ARG_Y, "y", p->y, /*inplace_ok=*/true);
+            sig->output(TOPS_ARG_Y, "y", p->y, tops::capi::arg_bit(TOPS_ARG_X));
             return Status::ok();
         });
     })
@@ -112,7 +112,7 @@ TOPS_API tops_status_t tops_prelu_create(tops_context_t ctx, const tops_prelu_de
             sig->summary = fmt("x:", tops::capi::describe(x), " slope:", tops::capi::describe(slope));
             sig->input(TOPS_ARG_X, "x", x);
             sig->input(TOPS_ARG_SLOPE, "slope", slope);
-            sig->output(TOPS_ARG_Y, "y", p->y, /*inplace_ok=*/true);
+            sig->output(TOPS_ARG_Y, "y", p->y, tops::capi::arg_bit(TOPS_ARG_X));
             return Status::ok();
         });
     })
@@ -151,7 +151,9 @@ TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_w
                 sig->input(tops_arg_kind_t(TOPS_ARG_INPUT0 + i), names[i], in);
             }
             p->kind = tops::EltwiseKind::weighted_sum;
-            sig->output(TOPS_ARG_Y, "y", p->y, /*inplace_ok=*/true);
+            uint64_t inputs = 0;
+            for (int i = 0; i < d.num_inputs; ++i) inputs |= tops::capi::arg_bit(tops_arg_kind_t(TOPS_ARG_INPUT0 + i));
+            sig->output(TOPS_ARG_Y, "y", p->y, inputs);
             return Status::ok();
         });
     })

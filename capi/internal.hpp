@@ -28,10 +28,12 @@ struct ArgSpec {
     TensorLayout layout;
     bool output = false;
     bool required = true;
-    // An output that may be exactly an input of the same layout (same
-    // pointer): elementwise-style ops that read each element before writing it.
-    bool inplace_ok = false;
+    // For an output: bits of the input tags it may be exactly (same pointer
+    // and layout), for ops that read each element before writing it.
+    uint64_t inplace_with = 0;
 };
+
+constexpr uint64_t arg_bit(tops_arg_kind_t k) { return uint64_t(1) << unsigned(k); }
 
 }  // namespace tops::capi
 
@@ -39,8 +41,8 @@ struct tops_op_s {
     const char* op_name = "";       // "softmax"
     tops_backend_t kind = TOPS_BACKEND_CPU;
     int device = 0;
-    uint32_t required_args = 0;     // bit k set: tops_arg_kind_t k must be given
-    uint32_t allowed_args = 0;      // bit k set: tops_arg_kind_t k may be given
+    uint64_t required_args = 0;     // bit k set: tops_arg_kind_t k must be given
+    uint64_t allowed_args = 0;      // bit k set: tops_arg_kind_t k may be given
     std::vector<tops::capi::ArgSpec> args;  // for the aliasing check
     tops::PlanPtr plan;
     std::string summary;            // shapes and dtypes, for logs
@@ -75,11 +77,11 @@ struct OpSignature {
     std::vector<ArgSpec> args;
 
     void input(tops_arg_kind_t k, const char* name, const TensorLayout& t, bool required = true) {
-        args.push_back({k, name, t, false, required, false});
+        args.push_back({k, name, t, false, required, 0});
     }
-    void output(tops_arg_kind_t k, const char* name, const TensorLayout& t, bool inplace_ok,
-                bool required = true) {
-        args.push_back({k, name, t, true, required, inplace_ok});
+    // inplace_with: arg_bit()s of the inputs this output may be exactly.
+    void output(tops_arg_kind_t k, const char* name, const TensorLayout& t, uint64_t inplace_with) {
+        args.push_back({k, name, t, true, true, inplace_with});
     }
     // Adds an optional tensor as an argument when it is present.
     void optional_input(tops_arg_kind_t k, const char* name, const TensorLayout& t) {

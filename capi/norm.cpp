@@ -190,10 +190,12 @@ TOPS_API tops_status_t tops_norm_create(tops_context_t ctx, const tops_norm_desc
         sig.optional_input(TOPS_ARG_GAMMA, "gamma", r.gamma);
         sig.optional_input(TOPS_ARG_BETA, "beta", r.beta);
         sig.optional_input(TOPS_ARG_BIAS, "bias", r.bias);
-        sig.output(TOPS_ARG_Y, "y", r.y, /*inplace_ok=*/true);
-        if (r.prenorm.present()) sig.output(TOPS_ARG_PRENORM, "prenorm", r.prenorm, true);
-        if (r.mean.present()) sig.output(TOPS_ARG_MEAN, "mean", r.mean, false);
-        if (r.rstd.present()) sig.output(TOPS_ARG_RSTD, "rstd", r.rstd, false);
+        using tops::capi::arg_bit;
+        const uint64_t row_inputs = arg_bit(TOPS_ARG_X) | arg_bit(TOPS_ARG_RESIDUAL);
+        sig.output(TOPS_ARG_Y, "y", r.y, row_inputs);
+        if (r.prenorm.present()) sig.output(TOPS_ARG_PRENORM, "prenorm", r.prenorm, row_inputs);
+        if (r.mean.present()) sig.output(TOPS_ARG_MEAN, "mean", r.mean, 0);
+        if (r.rstd.present()) sig.output(TOPS_ARG_RSTD, "rstd", r.rstd, 0);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {
             return b.plan_norm(p, dev, out);
         });

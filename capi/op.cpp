@@ -33,13 +33,12 @@ Status check_aliasing(const tops_op_s& op, const ArgTable& table) {
             const int64_t pb = byte_extent(other.layout);
             if (&other == &out || !p || pb == 0) continue;
             if (!(o < p + pb && p < o + ob)) continue;
-            const bool exact_inplace = !other.output && out.inplace_ok && o == p && same_layout(out.layout, other.layout);
-            if (exact_inplace) continue;
+            const bool may_alias = !other.output && (out.inplace_with & arg_bit(other.kind));
+            if (may_alias && o == p && same_layout(out.layout, other.layout)) continue;
             return Status(TOPS_ERROR_INVALID_ARGUMENT,
                           fmt(op.op_name, ": output ", out.name, " overlaps ", other.output ? "output " : "input ",
-                              other.name, out.inplace_ok && !other.output
-                                              ? " (in place is allowed only with the same pointer and layout)"
-                                              : " (this op cannot run in place)"));
+                              other.name, may_alias ? " (in place is allowed only with the same pointer and layout)"
+                                                    : " (not allowed for this pair)"));
         }
     }
     return Status::ok();
@@ -63,7 +62,7 @@ tops_status_t finish_create(tops_context_t ctx, OpSignature sig, PlanPtr plan, c
     op->kind = ctx->kind;
     op->device = ctx->device;
     for (const ArgSpec& a : sig.args) {
-        const uint32_t bit = 1u << unsigned(a.kind);
+        const uint64_t bit = uint64_t(1) << unsigned(a.kind);
         op->allowed_args |= bit;
         if (a.required) op->required_args |= bit;
     }
@@ -116,14 +115,14 @@ TOPS_API tops_status_t tops_op_execute(tops_context_t ctx, tops_op_t op, const t
                                  tops::fmt(name, ": args is NULL with num_args = ", num_args)));
         }
         tops::ArgTable table;
-        uint32_t seen = 0;
+        uint64_t seen = 0;
         for (size_t i = 0; i < num_args; ++i) {
             const int k = int(args[i].kind);
-            if (k <= 0 || k >= tops::kArgSlots || !(op->allowed_args & (1u << unsigned(k)))) {
+            if (k <= 0 || k >= tops::kArgSlots || !(op->allowed_args & (uint64_t(1) << unsigned(k)))) {
                 return report(Status(TOPS_ERROR_UNKNOWN_ARGUMENT,
                                      tops::fmt(name, ": args[", i, "] has tag ", k, ", which this op does not take")));
             }
-            if (seen & (1u << unsigned(k))) {
+            if (seen & (uint64_t(1) << unsigned(k))) {
                 return report(Status(TOPS_ERROR_INVALID_ARGUMENT,
                                      tops::fmt(name, ": argument tag ", k, " is given twice")));
             }
@@ -131,12 +130,12 @@ TOPS_API tops_status_t tops_op_execute(tops_context_t ctx, tops_op_t op, const t
                 return report(Status(TOPS_ERROR_NULL_POINTER,
                                      tops::fmt(name, ": args[", i, "] (tag ", k, ") has a NULL pointer")));
             }
-            seen |= 1u << unsigned(k);
+            seen |= uint64_t(1) << unsigned(k);
             table.ptr[k] = args[i].ptr;
         }
-        const uint32_t missing = op->required_args & ~seen;
+        const uint64_t missing = op->required_args & ~seen;
         if (missing) {
-            int k = __builtin_ctz(missing);
+            int k = __builtin_ctzll(missing);
             return report(Status(TOPS_ERROR_MISSING_ARGUMENT,
                                  tops::fmt(name, ": required argument with tag ", k, " is missing")));
         }

@@ -102,7 +102,7 @@ TOPS_API tops_status_t tops_reduce_create(tops_context_t ctx, const tops_reduce_
         sig.summary = fmt("op:", names[int(p.op)], " x:", tops::capi::describe(p.x), " y:",
                           tops::capi::describe(y_user), " axes:0x", std::hex, p.axes);
         sig.input(TOPS_ARG_X, "x", p.x);
-        sig.output(TOPS_ARG_Y, "y", y_user, /*inplace_ok=*/false);
+        sig.output(TOPS_ARG_Y, "y", y_user, 0);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {
             return b.plan_reduce(p, dev, out);
         });

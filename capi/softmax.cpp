@@ -92,7 +92,7 @@ TOPS_API tops_status_t tops_softmax_create(tops_context_t ctx, const tops_softma
                           " scale:", p.scale, p.log ? " log" : "", p.mask.present() ? " mask" : "",
                           p.lengths.present() ? " lengths" : "");
         sig.input(TOPS_ARG_X, "x", p.x);
-        sig.output(TOPS_ARG_Y, "y", p.y, /*inplace_ok=*/true);
+        sig.output(TOPS_ARG_Y, "y", p.y, tops::capi::arg_bit(TOPS_ARG_X));
         sig.optional_input(TOPS_ARG_MASK, "mask", p.mask);
         sig.optional_input(TOPS_ARG_LENGTHS, "lengths", p.lengths);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {

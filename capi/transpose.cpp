@@ -65,7 +65,7 @@ TOPS_API tops_status_t tops_transpose_create(tops_context_t ctx, const tops_tran
         sig.op_name = "transpose";
         sig.summary = fmt("x:", tops::capi::describe(p.x), " y:", tops::capi::describe(p.y), " perm:(", perm, ")");
         sig.input(TOPS_ARG_X, "x", p.x);
-        sig.output(TOPS_ARG_Y, "y", p.y, /*inplace_ok=*/false);
+        sig.output(TOPS_ARG_Y, "y", p.y, 0);
         return tops::capi::create_op(ctx, std::move(sig), op, [&](tops::Backend& b, int dev, tops::PlanPtr* out) {
             return b.plan_transpose(p, dev, out);
         });

@@ -230,7 +230,11 @@ typedef enum tops_arg_kind {
     TOPS_ARG_MEAN = 10,    /**< output: per-row mean (f32) */
     TOPS_ARG_RSTD = 11,    /**< output: per-row 1/sqrt(var + eps) (f32) */
     TOPS_ARG_SLOPE = 12,   /**< PReLU slope */
-    TOPS_ARG_INPUT0 = 16   /**< weighted-sum input i is TOPS_ARG_INPUT0 + i (i < 8) */
+    TOPS_ARG_INPUT0 = 16,  /**< weighted-sum input i is TOPS_ARG_INPUT0 + i (i < 8) */
+    TOPS_ARG_A = 24,       /**< GEMM operand A */
+    TOPS_ARG_B = 25,       /**< GEMM operand B */
+    TOPS_ARG_C = 26,       /**< GEMM addend C */
+    TOPS_ARG_D = 27        /**< GEMM output D */
 } tops_arg_kind_t;
 
 /** One tagged execute argument: a pointer to the tensor's first element. */
@@ -473,6 +477,46 @@ TOPS_API tops_weighted_sum_desc_t tops_weighted_sum_desc_default(void);
 /** Create a weighted-sum op. */
 TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_weighted_sum_desc_t *desc,
                                                 tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* GEMM                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/** GEMM flags. */
+#define TOPS_GEMM_ALLOW_TF32 1u /**< f32 inputs may use TF32 tensor cores (CUDA) */
+
+/**
+ * D = act(alpha * op(A) @ op(B) + beta * C + bias), f32 accumulation.
+ *
+ * A: [M, K] ([K, M] with trans_a), B: [K, N] ([N, K] with trans_b), C, D:
+ * [M, N]; or each with a leading batch dim: rank 3, batch equal to D's or
+ * 1, and any batch stride (0 shares one matrix across the batch). Row- or
+ * column-major is given by the strides of the last two dims (the CUDA
+ * backend needs one of them to be 1).
+ * Dtypes: A and B f32, f16 or bf16 (the same); D f32, or for f16/bf16 inputs
+ * that dtype or f32; C and bias (optional, bias [N]) have D's dtype.
+ * C is read only when beta != 0. Arguments: A, B, D [, C, BIAS].
+ */
+typedef struct tops_gemm_desc {
+    uint32_t struct_size; /**< sizeof(tops_gemm_desc_t) */
+    tops_tensor_desc_t a;
+    tops_tensor_desc_t b;
+    tops_tensor_desc_t c;    /**< optional */
+    tops_tensor_desc_t d;
+    tops_tensor_desc_t bias; /**< optional */
+    int32_t trans_a;         /**< nonzero: op(A) = A^T */
+    int32_t trans_b;         /**< nonzero: op(B) = B^T */
+    float alpha;
+    float beta;
+    tops_activation_t act;   /**< applied after bias */
+    uint32_t flags;          /**< TOPS_GEMM_* */
+} tops_gemm_desc_t;
+
+/** A GEMM desc with struct_size set, alpha 1, beta 0, no transposes/epilogue. */
+TOPS_API tops_gemm_desc_t tops_gemm_desc_default(void);
+
+/** Create a GEMM op. */
+TOPS_API tops_status_t tops_gemm_create(tops_context_t ctx, const tops_gemm_desc_t *desc, tops_op_t *op);
 
 #ifdef __cplusplus
 } /* extern "C" */

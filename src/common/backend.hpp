@@ -25,7 +25,7 @@ struct ExecContext {
     int device = 0;           // CUDA device ordinal
 };
 
-constexpr int kArgSlots = 32;
+constexpr int kArgSlots = 64;  // tags are bits of a uint64_t in capi
 
 // Execute arguments indexed by tops_arg_kind_t (absent = nullptr).
 struct ArgTable {
@@ -64,6 +64,7 @@ public:
     virtual Status plan_norm(const NormParams& p, int device, PlanPtr* out);
     virtual Status plan_reduce(const ReduceParams& p, int device, PlanPtr* out);
     virtual Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out);
+    virtual Status plan_gemm(const GemmParams& p, int device, PlanPtr* out);
 };
 
 inline Status Backend::plan_norm(const NormParams&, int, PlanPtr*) {
@@ -74,6 +75,9 @@ inline Status Backend::plan_reduce(const ReduceParams&, int, PlanPtr*) {
 }
 inline Status Backend::plan_eltwise(const EltwiseParams&, int, PlanPtr*) {
     return Status(TOPS_ERROR_NOT_SUPPORTED, "elementwise: not implemented on this backend");
+}
+inline Status Backend::plan_gemm(const GemmParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "gemm: not implemented on this backend");
 }
 
 // Plugin entry points (extern "C", exported by libtops_cuda.so).

@@ -77,3 +77,20 @@ struct EltwiseParams {
 };
 
 }  // namespace tops
+
+namespace tops {
+
+// D = act(alpha * A @ B + beta * C + bias). capi folds transposes into
+// strides and gives every matrix rank 3: A (batch, M, K), B (batch, K, N),
+// C and D (batch, M, N), with batch stride 0 where an operand is shared.
+// bias is rank 1 (N). C is absent (dtype invalid) when beta == 0.
+struct GemmParams {
+    TensorLayout a, b, c, d, bias;
+    float alpha = 1.0f;
+    float beta = 0.0f;
+    Activation act = Activation::none;
+    bool allow_tf32 = false;
+    int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+}  // namespace tops
