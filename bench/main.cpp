@@ -1,0 +1,473 @@
+// tops-bench: times tops ops over a shape list and reports each figure beside
+// its ceiling (the copy bandwidth this tool measures at the same thread count)
+// and, on the CPU, beside oneDNN on the same buffers. See --help.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <omp.h>
+
+#include "json.hpp"
+#include "runner.hpp"
+
+namespace bench {
+
+namespace {
+
+constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kMinCopyArray = 256 * kMiB;  // each copy array is at least this, and >= the LLC
+
+// ------------------------------------------------------------------ suites
+
+Case softmax_case(tops_dtype_t dt, std::vector<int64_t> shape) {
+    Case c;
+    c.op = "softmax";
+    c.dtype = dt;
+    c.shape = std::move(shape);
+    return c;
+}
+
+Case transpose_case(tops_dtype_t dt, std::vector<int64_t> shape, std::vector<int> perm) {
+    Case c;
+    c.op = "transpose";
+    c.dtype = dt;
+    c.shape = std::move(shape);
+    c.perm = std::move(perm);
+    return c;
+}
+
+// The standard CPU list (issue 2's performance acceptance).
+std::vector<Case> suite_cpu() {
+    return {
+        softmax_case(TOPS_DTYPE_F32, {4096, 128}),
+        softmax_case(TOPS_DTYPE_F32, {4096, 1024}),
+        softmax_case(TOPS_DTYPE_F32, {1024, 32768}),
+        transpose_case(TOPS_DTYPE_F32, {64, 512, 512}, {0, 2, 1}),
+        transpose_case(TOPS_DTYPE_F32, {8192, 8192}, {1, 0}),
+        transpose_case(TOPS_DTYPE_F16, {32, 512, 12, 64}, {0, 2, 1, 3}),
+        transpose_case(TOPS_DTYPE_F32, {16, 32, 64, 64, 8}, {0, 4, 2, 3, 1}),
+    };
+}
+
+// The standard GPU list: the shapes of shared/anchors/gpu-h100.md.
+std::vector<Case> suite_cuda() {
+    std::vector<Case> v;
+    const std::vector<std::vector<int64_t>> rows = {
+        {65536, 128}, {16384, 1024}, {8192, 4096}, {4096, 32768}, {1024, 131072}};
+    for (tops_dtype_t dt : {TOPS_DTYPE_F32, TOPS_DTYPE_F16}) {
+        for (const auto& s : rows) v.push_back(softmax_case(dt, s));
+    }
+    Case masked = softmax_case(TOPS_DTYPE_F16, {32, 12, 512, 512});
+    masked.scale = 0.125f;
+    masked.mask = true;
+    v.push_back(masked);
+    Case padded = masked;
+    padded.mask = false;
+    padded.lengths = true;
+    v.push_back(padded);
+    v.push_back(transpose_case(TOPS_DTYPE_F32, {8192, 8192}, {1, 0}));
+    v.push_back(transpose_case(TOPS_DTYPE_F16, {32, 512, 12, 64}, {0, 2, 1, 3}));
+    v.push_back(transpose_case(TOPS_DTYPE_F32, {16, 32, 64, 64, 8}, {0, 4, 2, 3, 1}));
+    return v;
+}
+
+// ------------------------------------------------------------------ command line
+
+struct Options {
+    std::string op;
+    std::string backend = "cpu";
+    int device = 0;
+    std::string suite;
+    std::string dtype = "f32";
+    std::vector<std::vector<int64_t>> shapes;
+    int axis = -1;
+    float scale = 1.0f;
+    bool log = false, mask = false, lengths = false;
+    std::vector<int> perm;
+    std::vector<int> threads;
+    RunOptions run;
+    std::string json;
+    size_t copy_bytes = 0;  // 0: max(kMinCopyArray, LLC)
+    bool list = false;
+};
+
+void usage() {
+    std::printf(
+        "usage: tops-bench [--suite cpu|cuda] [--op NAME] [options]\n"
+        "  --suite cpu|cuda     run the standard list (cpu: 1 and 2 threads, with oneDNN)\n"
+        "  --op NAME            op to time (see --list); without --shape: the standard shapes\n"
+        "  --backend cpu|cuda   (default cpu)       --device N   CUDA device (default 0)\n"
+        "  --dtype f32|f16|bf16 (default f32)\n"
+        "  --shape 4096x1024    x's dims; repeat for several shapes (also 4096,1024)\n"
+        "  --axis N             softmax axis (default -1)\n"
+        "  --scale S --log      softmax input scale, log-softmax\n"
+        "  --mask --lengths     softmax key-padding mask (u8, dims of batch and axis) / lengths (i32)\n"
+        "  --perm 0,2,1         transpose permutation (default: reverse)\n"
+        "  --threads 1,2        CPU thread counts (default: OpenMP default; suite cpu: 1,2)\n"
+        "  --reps N             minimum timed repetitions (default 10)\n"
+        "  --min-time S         minimum timed seconds per measurement (default 0.5)\n"
+        "  --warmup N           minimum warm-up calls (default 3, and >= 50 ms)\n"
+        "  --cache cold|warm    cold (default): rotate buffer sets > 2x LLC; warm: reuse one set\n"
+        "  --max-pool-mib N     cap on the rotated buffer sets (default 2048)\n"
+        "  --copy-mib N         size of each copy-ceiling array (default max(256, LLC))\n"
+        "  --no-onednn          skip the oneDNN baseline\n"
+        "  --json FILE          also write machine info, ceilings and results as JSON\n"
+        "  --list               list ops and suites\n");
+}
+
+std::vector<int64_t> parse_dims(const std::string& s) {
+    std::string body;  // "[4096, 1024]", "4096x1024" and "4096,1024" all read as 4096,1024
+    for (char ch : s) {
+        if (ch == 'x' || ch == 'X') body += ',';
+        else if (ch != '[' && ch != ']' && ch != ' ') body += ch;
+    }
+    std::vector<int64_t> dims;
+    std::stringstream ss(body);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) {
+        size_t pos = 0;
+        const long long v = tok.empty() ? -1 : std::stoll(tok, &pos);
+        if (v < 0 || pos != tok.size()) throw std::runtime_error("bad shape '" + s + "'");
+        dims.push_back(v);
+    }
+    if (dims.empty()) throw std::runtime_error("bad shape '" + s + "'");
+    return dims;
+}
+
+std::vector<int> parse_ints(const std::string& s) {
+    std::vector<int> v;
+    std::stringstream ss(s);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) v.push_back(std::stoi(tok));
+    return v;
+}
+
+tops_dtype_t parse_dtype(const std::string& s) {
+    if (s == "f32") return TOPS_DTYPE_F32;
+    if (s == "f16") return TOPS_DTYPE_F16;
+    if (s == "bf16") return TOPS_DTYPE_BF16;
+    throw std::runtime_error("unknown dtype '" + s + "' (f32, f16, bf16)");
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i], val;
+        const size_t eq = a.find('=');
+        bool has_inline = false;
+        if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            val = a.substr(eq + 1);
+            a = a.substr(0, eq);
+            has_inline = true;
+        }
+        auto next = [&]() -> std::string {
+            if (has_inline) return val;
+            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") { usage(); std::exit(0); }
+        else if (a == "--list") o.list = true;
+        else if (a == "--op") o.op = next();
+        else if (a == "--backend") o.backend = next();
+        else if (a == "--device") o.device = std::stoi(next());
+        else if (a == "--suite") o.suite = next();
+        else if (a == "--dtype") o.dtype = next();
+        else if (a == "--shape") o.shapes.push_back(parse_dims(next()));
+        else if (a == "--axis") o.axis = std::stoi(next());
+        else if (a == "--scale") o.scale = std::stof(next());
+        else if (a == "--log") o.log = true;
+        else if (a == "--mask") o.mask = true;
+        else if (a == "--lengths") o.lengths = true;
+        else if (a == "--perm") o.perm = parse_ints(next());
+        else if (a == "--threads") o.threads = parse_ints(next());
+        else if (a == "--reps") o.run.timing.min_reps = std::stoi(next());
+        else if (a == "--min-time") o.run.timing.min_time_s = std::stod(next());
+        else if (a == "--warmup") o.run.timing.warmup = std::stoi(next());
+        else if (a == "--cache") {
+            const std::string m = next();
+            if (m == "cold") o.run.cache = CacheMode::cold;
+            else if (m == "warm") o.run.cache = CacheMode::warm;
+            else throw std::runtime_error("--cache takes cold or warm");
+        }
+        else if (a == "--max-pool-mib") o.run.max_pool_bytes = size_t(std::stoull(next())) * kMiB;
+        else if (a == "--copy-mib") o.copy_bytes = size_t(std::stoull(next())) * kMiB;
+        else if (a == "--no-onednn") o.run.onednn = false;
+        else if (a == "--json") o.json = next();
+        else throw std::runtime_error("unknown option '" + a + "' (see --help)");
+    }
+    for (int t : o.threads) {
+        if (t < 1) throw std::runtime_error("--threads entries must be >= 1");
+    }
+    if (!o.suite.empty()) {
+        if (o.suite != "cpu" && o.suite != "cuda") throw std::runtime_error("--suite takes cpu or cuda");
+        o.backend = o.suite;
+        if (o.threads.empty() && o.suite == "cpu") o.threads = {1, 2};
+    }
+    if (o.backend != "cpu" && o.backend != "cuda") throw std::runtime_error("--backend takes cpu or cuda");
+    return o;
+}
+
+std::vector<Case> build_cases(const Options& o) {
+    const std::vector<Case> standard = o.backend == "cuda" ? suite_cuda() : suite_cpu();
+    std::vector<Case> cases;
+    if (!o.suite.empty() || o.shapes.empty()) {
+        if (o.suite.empty() && o.op.empty()) throw std::runtime_error("give --suite, or --op (see --help)");
+        for (const Case& c : standard) {
+            if (o.op.empty() || c.op == o.op) cases.push_back(c);
+        }
+        if (cases.empty()) throw std::runtime_error("no standard shapes for op '" + o.op + "'");
+        return cases;
+    }
+    if (!find_op(o.op)) throw std::runtime_error("unknown op '" + o.op + "' (see --list)");
+    for (const auto& s : o.shapes) {
+        Case c;
+        c.op = o.op;
+        c.dtype = parse_dtype(o.dtype);
+        c.shape = s;
+        c.axis = o.axis;
+        c.scale = o.scale;
+        c.log = o.log;
+        c.mask = o.mask;
+        c.lengths = o.lengths;
+        c.perm = o.perm;
+        cases.push_back(c);
+    }
+    return cases;
+}
+
+// ------------------------------------------------------------------ output
+
+std::string fixed(double v, int prec) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+    return buf;
+}
+
+void print_header() {
+    std::printf("%-9s %-5s %-18s %-32s %3s | %9s %5s %8s %6s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
+                "options", "thr", "ms", "iqr%", "GB/s", "%copy", "oneDNN ms", "GB/s", "ratio", "check");
+    std::printf("%s\n", std::string(150, '-').c_str());
+}
+
+void print_row(const Result& r) {
+    const std::string thr = r.threads ? std::to_string(r.threads) : "-";
+    std::printf("%-9s %-5s %-18s %-32s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
+                dims_string(r.c.shape).c_str(), r.args.c_str(), thr.c_str());
+    if (r.tops.ok) {
+        std::printf("%9s %5s %8s %5s%% | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
+                    fixed(r.tops.stats.iqr_pct(), 1).c_str(), fixed(r.tops.gbs, 2).c_str(),
+                    fixed(r.pct_copy, 0).c_str());
+    } else {
+        std::printf("%9s %5s %8s %6s | ", "-", "-", "-", "-");
+    }
+    if (r.onednn.ok) {
+        std::printf("%9s %8s %7s | ", fixed(r.onednn.stats.median_s * 1e3, 3).c_str(),
+                    fixed(r.onednn.gbs, 2).c_str(), r.ratio > 0 ? (fixed(r.ratio, 2) + "x").c_str() : "-");
+    } else {
+        std::printf("%9s %8s %7s | ", "-", "-", "-");
+    }
+    std::string check = r.tops.ok ? r.tops.check : "ERROR";
+    if (r.onednn.ok && r.onednn.check != "ok") check += "; oneDNN: " + r.onednn.check;
+    std::printf("%s\n", check.c_str());
+    std::fflush(stdout);
+}
+
+void print_notes(const std::vector<Result>& results) {
+    std::printf("\nnotes per case (tops kernel | oneDNN implementation | buffers):\n");
+    std::string last;
+    for (const Result& r : results) {
+        const std::string key = r.c.op + " " + tops_dtype_name(r.c.dtype) + " " + dims_string(r.c.shape) + " " +
+                                r.args;
+        std::string line;
+        if (!r.tops.ok) line += "  tops error: " + r.tops.error + "\n";
+        if (!r.tops.check.empty() && r.tops.check != "ok") line += "  tops check FAILED: " + r.tops.check + "\n";
+        if (!r.onednn.ok && !r.onednn.error.empty()) line += "  oneDNN: " + r.onednn.error + "\n";
+        if (key == last && line.empty()) continue;
+        if (key != last) {
+            std::printf("%s\n  tops %s | oneDNN %s | %s\n", key.c_str(), r.tops.impl.c_str(),
+                        r.onednn.impl.empty() ? "-" : r.onednn.impl.c_str(), r.cache_state.c_str());
+            last = key;
+        }
+        if (!line.empty()) std::printf("%s", line.c_str());
+    }
+}
+
+void write_stats(JsonWriter& j, const char* key, const Measurement& m) {
+    if (!m.ok) {
+        j.begin_object(key).value("ok", false).value("error", m.error).end_object();
+        return;
+    }
+    j.begin_object(key)
+        .value("ok", true)
+        .value("impl", m.impl)
+        .value("median_ms", m.stats.median_s * 1e3)
+        .value("q1_ms", m.stats.q1_s * 1e3)
+        .value("q3_ms", m.stats.q3_s * 1e3)
+        .value("iqr_pct", m.stats.iqr_pct())
+        .value("min_ms", m.stats.min_s * 1e3)
+        .value("reps", m.stats.reps)
+        .value("gbs", m.gbs)
+        .value("check", m.check)
+        .end_object();
+}
+
+void write_json(const std::string& path, const std::string& command, const MachineInfo& mi, const Device& dev,
+                const Options& o, const std::map<int, std::vector<CopyCeiling>>& ceilings,
+                const std::vector<Result>& results) {
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error("cannot write " + path);
+    JsonWriter j(f);
+    j.begin_object();
+    j.value("tool", "tops-bench").value("command", command);
+    j.begin_object("machine")
+        .value("cpu_model", mi.cpu_model)
+        .value("logical_cpus", mi.logical_cpus)
+        .value("llc_bytes", static_cast<long long>(mi.llc_bytes))
+        .value("cpu_isa", mi.isa)
+        .value("tops_version", mi.tops_version)
+        .value("load_average_at_start", mi.load_average)
+        .value("device", dev.description())
+        .value("onednn", onednn_compiled() ? onednn_version() : std::string("not built"))
+        .end_object();
+    j.value("backend", o.backend);
+    j.begin_object("timing")
+        .value("warmup_calls", o.run.timing.warmup)
+        .value("min_reps", o.run.timing.min_reps)
+        .value("min_time_s", o.run.timing.min_time_s)
+        .value("cache", o.run.cache == CacheMode::cold ? "cold" : "warm")
+        .value("statistic", "median of per-call times; iqr = (q3 - q1) / median")
+        .value("bytes", "each input read once + each output written once")
+        .end_object();
+    j.begin_array("ceilings");
+    for (const auto& [t, list] : ceilings) {
+        for (size_t k = 0; k < list.size(); ++k) {
+            j.begin_object()
+                .value("threads", t)
+                .value("name", list[k].name)
+                .value("primary", k == 0)
+                .value("bytes", list[k].bytes)
+                .value("median_ms", list[k].stats.median_s * 1e3)
+                .value("iqr_pct", list[k].stats.iqr_pct())
+                .value("gbs", list[k].gbs())
+                .end_object();
+        }
+    }
+    j.end_array();
+    j.begin_array("results");
+    for (const Result& r : results) {
+        j.begin_object()
+            .value("op", r.c.op)
+            .value("dtype", tops_dtype_name(r.c.dtype))
+            .array("shape", r.c.shape)
+            .value("options", r.args)
+            .value("threads", r.threads)
+            .value("bytes", r.bytes)
+            .value("buffer_sets", r.pool_sets)
+            .value("buffer_bytes", r.pool_bytes)
+            .value("cache_state", r.cache_state);
+        write_stats(j, "tops", r.tops);
+        j.value("pct_copy", r.tops.ok ? r.pct_copy : NAN);
+        j.value("pct_copy_nt", r.tops.ok && r.pct_copy_nt > 0 ? r.pct_copy_nt : NAN);
+        write_stats(j, "onednn", r.onednn);
+        j.value("ratio_tops_over_onednn", r.ratio > 0 ? r.ratio : NAN);
+        j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+}
+
+int run(int argc, char** argv) {
+    Options o = parse(argc, argv);
+    if (o.list) {
+        std::printf("ops:\n");
+        for (const OpEntry& e : op_table()) std::printf("  %-10s %s\n", e.name, e.help);
+        std::printf("suites:\n  cpu        %zu cases x threads 1,2, with oneDNN\n  cuda       %zu cases\n",
+                    suite_cpu().size(), suite_cuda().size());
+        return 0;
+    }
+    const std::vector<Case> cases = build_cases(o);
+
+    std::unique_ptr<Device> dev;
+    tops_backend_t backend = TOPS_BACKEND_CPU;
+    if (o.backend == "cuda") {
+        std::string why;
+        dev = make_cuda_device(o.device, &why);
+        if (!dev) throw std::runtime_error("--backend cuda: " + why);
+        backend = TOPS_BACKEND_CUDA;
+    } else {
+        dev = make_cpu_device();
+    }
+    const bool is_cpu = backend == TOPS_BACKEND_CPU;
+    if (o.threads.empty() || !is_cpu) o.threads = {is_cpu ? omp_get_max_threads() : 0};
+
+    tops_context_t ctx = nullptr;
+    if (tops_context_create(backend, o.device, &ctx) != TOPS_SUCCESS) {
+        throw std::runtime_error(std::string("tops_context_create: ") + tops_last_error());
+    }
+    if (!is_cpu) tops_context_set_stream(ctx, dev->stream());
+
+    std::string command = "tops-bench";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+    const MachineInfo mi = machine_info();
+    std::printf("tops-bench  %s\n", mi.tops_version.c_str());
+    std::printf("machine    : %s, %d logical cpus, LLC %zu MiB, tops cpu isa %s\n", mi.cpu_model.c_str(),
+                mi.logical_cpus, mi.llc_bytes >> 20, mi.isa.c_str());
+    std::printf("load avg   : %s (1/5/15 min, at start; more than the thread count means shared cores)\n",
+                mi.load_average.c_str());
+    std::printf("device     : %s\n", dev->description().c_str());
+    std::printf("oneDNN     : %s\n", onednn_compiled() ? onednn_version().c_str() : "not built in");
+    std::printf("timing     : >= %d warm-up calls and >= %.0f ms, then >= %d reps and >= %.2f s; median, IQR\n",
+                o.run.timing.warmup, o.run.timing.warmup_s * 1e3, o.run.timing.min_reps, o.run.timing.min_time_s);
+    std::printf("bytes      : each input read once + each output written once; GB = 1e9 bytes\n");
+
+    std::map<int, std::vector<CopyCeiling>> ceilings;
+    const size_t copy_bytes = o.copy_bytes ? o.copy_bytes : std::max(kMinCopyArray, dev->llc_bytes());
+    for (int t : o.threads) {
+        ceilings[t] = dev->copy_ceilings(is_cpu ? t : 1, copy_bytes);
+        for (size_t k = 0; k < ceilings[t].size(); ++k) {
+            const CopyCeiling& c = ceilings[t][k];
+            std::printf("ceiling    : %-8s %s%-3s %8.2f GB/s  (%.0f MiB read + written, median of %d, iqr %.1f%%)%s\n",
+                        c.name, is_cpu ? "threads " : "", is_cpu ? std::to_string(t).c_str() : "", c.gbs(),
+                        c.bytes / double(kMiB), c.stats.reps, c.stats.iqr_pct(),
+                        k == 0 ? "  <- %copy uses this" : "");
+        }
+    }
+    std::printf("\n");
+    print_header();
+    std::vector<Result> results;
+    for (const Case& c : cases) {
+        for (const Result& r : run_case(*dev, ctx, c, o.threads, o.run, ceilings)) {
+            print_row(r);
+            results.push_back(r);
+        }
+    }
+    print_notes(results);
+    if (!o.json.empty()) {
+        write_json(o.json, command, mi, *dev, o, ceilings, results);
+        std::printf("\nwrote %s\n", o.json.c_str());
+    }
+    tops_context_destroy(ctx);
+    int failures = 0;
+    for (const Result& r : results) {
+        if (!r.tops.ok || r.tops.check != "ok") ++failures;
+    }
+    return failures ? 1 : 0;
+}
+
+}  // namespace
+
+}  // namespace bench
+
+int main(int argc, char** argv) {
+    try {
+        return bench::run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tops-bench: %s\n", e.what());
+        return 2;
+    }
+}

@@ -1,0 +1,149 @@
+// tops-bench oneDNN baselines (optional, built when CMake finds oneDNN, which
+// defines TOPS_BENCH_ONEDNN): softmax / log-softmax forward along the same axis,
+// and transpose as a reorder between a permuted-stride source descriptor and
+// a dense destination. They run on the very buffers tops used, with the same
+// OpenMP thread count (oneDNN's OMP runtime follows omp_set_num_threads).
+// Cases oneDNN has no primitive for (mask, lengths, scale) report why instead.
+#include "bench.hpp"
+
+#ifdef TOPS_BENCH_ONEDNN
+
+#include <sstream>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace bench {
+
+namespace {
+
+dnnl::memory::data_type dnnl_type(tops_dtype_t t) {
+    switch (t) {
+    case TOPS_DTYPE_F32: return dnnl::memory::data_type::f32;
+    case TOPS_DTYPE_F16: return dnnl::memory::data_type::f16;
+    case TOPS_DTYPE_BF16: return dnnl::memory::data_type::bf16;
+    case TOPS_DTYPE_I32: return dnnl::memory::data_type::s32;
+    case TOPS_DTYPE_U8: return dnnl::memory::data_type::u8;
+    default: return dnnl::memory::data_type::undef;
+    }
+}
+
+dnnl::engine& cpu_engine() {
+    static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    return eng;
+}
+
+// One primitive with its src/dst memories; run() rebinds them to a buffer set.
+class DnnlBaseline final : public Baseline {
+public:
+    DnnlBaseline(dnnl::primitive prim, const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md,
+                 std::string impl)
+        : prim_(std::move(prim)),
+          src_(src_md, cpu_engine(), DNNL_MEMORY_NONE),
+          dst_(dst_md, cpu_engine(), DNNL_MEMORY_NONE),
+          stream_(cpu_engine()),
+          impl_(std::move(impl)) {}
+
+    void run(const std::vector<void*>& buffers) override {
+        src_.set_data_handle(buffers[0]);
+        dst_.set_data_handle(buffers[1]);
+        prim_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+        stream_.wait();
+    }
+    std::string impl() const override { return impl_; }
+
+private:
+    dnnl::primitive prim_;
+    dnnl::memory src_, dst_;
+    dnnl::stream stream_;
+    std::string impl_;
+};
+
+std::unique_ptr<Baseline> prepare_softmax(const Case& c, const OpInstance& inst, std::string* why) {
+    if (c.mask || c.lengths) {
+        *why = "oneDNN softmax has no mask/lengths input";
+        return nullptr;
+    }
+    if (c.scale != 1.0f) {
+        *why = "oneDNN 2.6 softmax has no input scale";
+        return nullptr;
+    }
+    const dnnl::memory::dims dims = inst.tensors[0].dims;
+    dnnl::memory::dims strides(dims.size());
+    int64_t s = 1;
+    for (size_t d = dims.size(); d-- > 0;) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+    const dnnl::memory::desc data(dims, dnnl_type(c.dtype), strides);
+    const int axis = normalize_axis(c.axis, int(dims.size()));
+    if (c.log) {
+        dnnl::logsoftmax_forward::primitive_desc pd(
+            {dnnl::prop_kind::forward_inference, data, axis}, cpu_engine());
+        return std::make_unique<DnnlBaseline>(dnnl::logsoftmax_forward(pd), data, data, pd.impl_info_str());
+    }
+    dnnl::softmax_forward::primitive_desc pd({dnnl::prop_kind::forward_inference, data, axis}, cpu_engine());
+    return std::make_unique<DnnlBaseline>(dnnl::softmax_forward(pd), data, data, pd.impl_info_str());
+}
+
+std::unique_ptr<Baseline> prepare_transpose(const Case& c, const OpInstance& inst, std::string* why) {
+    // Logical dims are y's: y[i] = x[j] with j[perm[k]] = i[k], so the source
+    // descriptor walks x with stride x_strides[perm[k]] along logical dim k.
+    const dnnl::memory::dims xdims = inst.tensors[0].dims;
+    const dnnl::memory::dims ydims = inst.tensors[1].dims;
+    const size_t rank = xdims.size();
+    dnnl::memory::dims xstrides(rank), ystrides(rank), src_strides(rank);
+    int64_t sx = 1, sy = 1;
+    for (size_t d = rank; d-- > 0;) {
+        xstrides[d] = sx;
+        sx *= xdims[d];
+        ystrides[d] = sy;
+        sy *= ydims[d];
+    }
+    for (size_t k = 0; k < rank; ++k) {
+        const int p = c.perm.empty() ? int(rank - 1 - k) : c.perm[k];
+        src_strides[k] = xstrides[p];
+    }
+    const dnnl::memory::desc src(ydims, dnnl_type(c.dtype), src_strides);
+    const dnnl::memory::desc dst(ydims, dnnl_type(c.dtype), ystrides);
+    dnnl::reorder::primitive_desc pd(cpu_engine(), src, cpu_engine(), dst);
+    return std::make_unique<DnnlBaseline>(dnnl::reorder(pd), src, dst, pd.impl_info_str());
+}
+
+}  // namespace
+
+bool onednn_compiled() { return true; }
+
+std::string onednn_version() {
+    const dnnl_version_t* v = dnnl::version();
+    std::ostringstream s;
+    s << v->major << "." << v->minor << "." << v->patch;
+    return s.str();
+}
+
+std::unique_ptr<Baseline> onednn_prepare(const Case& c, const OpInstance& inst, std::string* why) {
+    try {
+        if (c.op == "softmax") return prepare_softmax(c, inst, why);
+        if (c.op == "transpose") return prepare_transpose(c, inst, why);
+        *why = "no oneDNN equivalent for " + c.op;
+    } catch (const dnnl::error& e) {
+        *why = std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")";
+    }
+    return nullptr;
+}
+
+}  // namespace bench
+
+#else  // !TOPS_BENCH_ONEDNN
+
+namespace bench {
+
+bool onednn_compiled() { return false; }
+std::string onednn_version() { return ""; }
+std::unique_ptr<Baseline> onednn_prepare(const Case&, const OpInstance&, std::string* why) {
+    *why = "tops-bench built without oneDNN";
+    return nullptr;
+}
+
+}  // namespace bench
+
+#endif
