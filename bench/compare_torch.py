@@ -9,7 +9,11 @@ count each input read once and each output written once (the mask and
 lengths are not counted). The copy ceiling is a device-to-device copy of
 512 MiB timed the same way.
 
-usage: compare_torch.py [--lib build/libtops.so] [--reps 30] [--json out.json]
+With --check it instead runs a feature matrix (dtypes, axes, strides,
+masks, lengths, log, in place, many row lengths and permutations) against an
+fp64 torch reference and reports every mismatch.
+
+usage: compare_torch.py [--lib build/libtops.so] [--reps 30] [--json out.json] [--check]
 """
 import argparse
 import ctypes
@@ -83,14 +87,17 @@ class Tops:
             d.strides[i] = t.stride(i)
         return d
 
-    def softmax(self, x, y, scale=1.0, mask=None, log=False):
+    def softmax(self, x, y, scale=1.0, mask=None, log=False, axis=-1, lengths=None):
         d = self.lib.tops_softmax_desc_default()
-        d.x, d.y, d.axis, d.scale = self.desc(x), self.desc(y), -1, scale
+        d.x, d.y, d.axis, d.scale = self.desc(x), self.desc(y), axis, scale
         d.flags = SOFTMAX_LOG if log else 0
         args = [Arg(ARG_X, x.data_ptr()), Arg(ARG_Y, y.data_ptr())]
         if mask is not None:
             d.mask = self.desc(mask)
             args.append(Arg(ARG_MASK, mask.data_ptr()))
+        if lengths is not None:
+            d.lengths = self.desc(lengths)
+            args.append(Arg(ARG_LENGTHS, lengths.data_ptr()))
         op = ctypes.c_void_p()
         self.check(self.lib.tops_softmax_create(self.ctx, ctypes.byref(d), ctypes.byref(op)))
         return self._runner(op, args)
@@ -145,6 +152,135 @@ def rel_err(a, b):
     return ((a[finite] - b[finite]).norm() / b[finite].norm().clamp_min(1e-30)).item()
 
 
+def softmax_ref(x, scale, axis, log, mask=None, lengths=None):
+    """fp64 reference with tops' rules: masked -> 0 (-inf for log), empty rows -> all 0 (-inf)."""
+    v = x.double() * scale
+    keep = torch.ones_like(v, dtype=torch.bool)
+    if mask is not None:
+        keep &= mask.bool().expand_as(v)
+    if lengths is not None:
+        n = v.shape[axis]
+        shape = [1] * v.dim()
+        shape[axis] = n
+        pos = torch.arange(n, device=v.device).view(shape)
+        keep &= pos < lengths.long().clamp(0, n).expand_as(v)
+    v = v.masked_fill(~keep, float("-inf"))
+    out = torch.log_softmax(v, axis) if log else torch.softmax(v, axis)
+    any_kept = keep.any(axis, keepdim=True).expand_as(v)
+    out = torch.where(any_kept, out, torch.full_like(out, float("-inf") if log else 0.0))
+    return torch.where(keep, out, torch.full_like(out, float("-inf") if log else 0.0))
+
+
+def check_features(tops):
+    """Feature matrix against fp64 torch; returns the number of failures."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    tol = {torch.float32: 1e-5, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+    fails = 0
+    count = 0
+
+    def report(name, err, limit):
+        nonlocal fails, count
+        count += 1
+        if not err <= limit:
+            fails += 1
+            print("FAIL %-70s rel.err %.3e (limit %.0e)" % (name, err, limit))
+
+    lens = [1, 2, 7, 31, 32, 33, 100, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025, 2047, 2048, 2049,
+            4095, 4096, 5000, 8191, 16385, 32768, 40000, 65536 + 8, 131072]
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        for n in lens:
+            rows = max(1, min(64, (1 << 21) // n))
+            for variant in ("plain", "scale+log", "mask+lengths", "inplace", "mask_rowwise", "offset"):
+                x = torch.randn(rows, n, device="cuda", dtype=dt, generator=g) * 3
+                mask = lengths = None
+                scale, log = 1.0, False
+                if variant == "scale+log":
+                    scale, log = 0.3, True
+                if variant == "mask+lengths":
+                    mask = (torch.rand(rows, n, device="cuda", generator=g) > 0.3).to(torch.uint8)
+                    lengths = torch.randint(-2, n + 3, (rows, 1), device="cuda", dtype=torch.int32, generator=g)
+                    lengths[0] = 0
+                if variant == "mask_rowwise":  # mask broadcast along the axis (stride 0 there)
+                    mask = (torch.rand(rows, 1, device="cuda", generator=g) > 0.5).to(torch.uint8)
+                    log = True
+                if variant == "offset":  # misaligned start: no 16-byte vectors
+                    big = torch.randn(rows * n + 1, device="cuda", dtype=dt, generator=g)
+                    x = big[1:].view(rows, n)
+                ref = softmax_ref(x, scale, -1, log, mask, lengths)
+                y = x if variant == "inplace" else torch.full_like(x, float("nan"))
+                run = tops.softmax(x, y, scale=scale, mask=mask, log=log, lengths=lengths)
+                run()
+                torch.cuda.synchronize()
+                report("softmax %s n=%d rows=%d %s [%s]" % (dt, n, rows, variant, run.kernel), rel_err(y, ref), tol[dt])
+    # Other axes and strided views.
+    for dt in (torch.float32, torch.float16):
+        for shape, axis in (((8, 300, 5), 1), ((64, 33), 0), ((4, 6, 7, 129), 2), ((3, 1000, 2), 1),
+                            ((2, 3, 4, 5, 6, 7, 8, 9), 3)):
+            x = torch.randn(shape, device="cuda", dtype=dt, generator=g)
+            mshape = [1] * len(shape)
+            mshape[axis] = shape[axis]
+            mshape[0] = shape[0]
+            mask = (torch.rand(mshape, device="cuda", generator=g) > 0.2).to(torch.uint8)
+            for log in (False, True):
+                y = torch.full_like(x, float("nan"))
+                run = tops.softmax(x, y, scale=1.7, mask=mask, log=log, axis=axis)
+                run()
+                torch.cuda.synchronize()
+                report("softmax %s %s axis=%d log=%d [%s]" % (dt, shape, axis, log, run.kernel),
+                       rel_err(y, softmax_ref(x, 1.7, axis, log, mask)), tol[dt])
+        base = torch.randn(40, 2100, device="cuda", dtype=dt, generator=g)
+        for view in (base[:, :2048], base[::2, 5:1005], base.t()[:700]):
+            y = torch.full_like(view, float("nan"))
+            run = tops.softmax(view, y)
+            run()
+            torch.cuda.synchronize()
+            report("softmax %s strided view %s %s [%s]" % (dt, tuple(view.shape), view.stride(), run.kernel),
+                   rel_err(y, softmax_ref(view, 1.0, -1, False)), tol[dt])
+    # Transposes: exact.
+    import itertools
+    import random
+    rnd = random.Random(3)
+    tcases = [((8192, 8192), (1, 0)), ((32, 512, 12, 64), (0, 2, 1, 3)), ((16, 32, 64, 64, 8), (0, 4, 2, 3, 1)),
+              ((1, 1), (1, 0)), ((7, 13), (1, 0)), ((65, 33, 3), (2, 0, 1)), ((3, 5, 7, 11), (3, 2, 1, 0)),
+              ((2, 3, 2, 3, 2, 3, 2, 3), (7, 6, 5, 4, 3, 2, 1, 0)), ((100, 3), (1, 0)), ((5, 2049), (1, 0)),
+              ((4, 64, 64), (0, 2, 1)), ((6, 5, 4), (0, 1, 2))]
+    for _ in range(25):
+        r = rnd.randint(1, 6)
+        shape = tuple(rnd.choice([1, 2, 3, 5, 8, 17, 32, 33, 64]) for _ in range(r))
+        perm = list(range(r))
+        rnd.shuffle(perm)
+        tcases.append((shape, tuple(perm)))
+    for dt in (torch.float32, torch.float16, torch.uint8):
+        for shape, perm in tcases:
+            if dt != torch.float32 and shape == (8192, 8192):
+                continue
+            x = (torch.randn(shape, device="cuda", generator=g) * 50).to(dt)
+            y = torch.empty([shape[p] for p in perm], device="cuda", dtype=dt)
+            y.view(torch.uint8).fill_(0xAB)
+            run = tops.transpose(x, y, perm)
+            run()
+            torch.cuda.synchronize()
+            count += 1
+            if not torch.equal(y, x.permute(perm)):
+                fails += 1
+                print("FAIL transpose %s %s perm %s [%s]" % (dt, shape, perm, run.kernel))
+    # Strided transpose inputs and outputs.
+    for dt in (torch.float32, torch.float16):
+        base = torch.randn(70, 90, device="cuda", generator=g).to(dt)
+        x = base[::2, 3:83]
+        ybig = torch.zeros(200, 100, device="cuda", dtype=dt)
+        y = ybig[::2, :35]
+        run = tops.transpose(x, y, (1, 0))
+        run()
+        torch.cuda.synchronize()
+        count += 1
+        if not torch.equal(y, x.t()) or ybig[1::2].abs().sum().item() != 0:
+            fails += 1
+            print("FAIL transpose strided %s [%s]" % (dt, run.kernel))
+    print("check: %d cases, %d failures" % (count, fails))
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -153,10 +289,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--only", help="substring filter on case names")
+    ap.add_argument("--check", action="store_true", help="run the feature matrix instead of timing")
     a = ap.parse_args()
 
     torch.manual_seed(0)
     tops = Tops(a.lib)
+    if a.check:
+        return 1 if check_features(tops) else 0
     timer = Timer(a.reps, a.warmup)
     dev = torch.cuda.get_device_properties(0)
 
