@@ -234,7 +234,15 @@ typedef enum tops_arg_kind {
     TOPS_ARG_A = 24,       /**< GEMM operand A */
     TOPS_ARG_B = 25,       /**< GEMM operand B */
     TOPS_ARG_C = 26,       /**< GEMM addend C */
-    TOPS_ARG_D = 27        /**< GEMM output D */
+    TOPS_ARG_D = 27,       /**< GEMM output D */
+    TOPS_ARG_Q = 28,       /**< attention queries */
+    TOPS_ARG_K = 29,       /**< attention keys */
+    TOPS_ARG_V = 30,       /**< attention values */
+    TOPS_ARG_O = 31,       /**< attention output */
+    TOPS_ARG_LSE = 32,     /**< output: row log-sum-exp (f32) */
+    TOPS_ARG_SEQLENS_K = 33,    /**< per-batch valid key lengths (i32 [B]) */
+    TOPS_ARG_CU_SEQLENS_Q = 34, /**< varlen: cumulative query offsets (i32 [B+1]) */
+    TOPS_ARG_CU_SEQLENS_K = 35  /**< varlen: cumulative key offsets (i32 [B+1]) */
 } tops_arg_kind_t;
 
 /** One tagged execute argument: a pointer to the tensor's first element. */
@@ -517,6 +525,57 @@ TOPS_API tops_gemm_desc_t tops_gemm_desc_default(void);
 
 /** Create a GEMM op. */
 TOPS_API tops_status_t tops_gemm_create(tops_context_t ctx, const tops_gemm_desc_t *desc, tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Attention                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** Attention flags. */
+#define TOPS_ATTN_CAUSAL 1u /**< causal mask, aligned bottom-right when Sq != Sk */
+
+/**
+ * O = softmax(scale * Q K^T + mask) V per (batch, head), as FlashAttention-2.
+ *
+ * Padded layout: Q, O [B, Sq, H, D]; K, V [B, Sk, Hk, D] (any strides, so
+ *   [B, H, S, D] storage works too); H % Hk == 0 (grouped-query attention).
+ * Varlen (packed) layout: when cu_seqlens_q is present, Q, O are
+ *   [total_q, H, D] and K, V [total_k, Hk, D]; cu_seqlens_q / cu_seqlens_k
+ *   (i32 [B+1], both required) give each sequence's offsets, and
+ *   max_seqlen_q / max_seqlen_k bound their lengths.
+ * seqlens_k (optional, padded layout only): i32 [B] valid key lengths.
+ * lse (optional f32 output): [B, H, Sq] padded, [H, total_q] varlen.
+ * Causal masking keeps key j for query i when j <= i + Sk - Sq (per
+ *   sequence); window_left/right >= 0 additionally keep only keys with
+ *   i + Sk - Sq - left <= j <= i + Sk - Sq + right (-1 = unbounded).
+ * A query row with no visible key gets O = 0 and LSE = -inf, never NaN.
+ * Dtypes: Q, K, V, O the same; CUDA f16/bf16, CPU f32/f16/bf16; f32 math.
+ * Head dims: any on the CPU; on CUDA see tops_last_error() of a rejected create.
+ * Arguments: Q, K, V, O [, LSE, SEQLENS_K, CU_SEQLENS_Q, CU_SEQLENS_K].
+ */
+typedef struct tops_attention_desc {
+    uint32_t struct_size; /**< sizeof(tops_attention_desc_t) */
+    tops_tensor_desc_t q;
+    tops_tensor_desc_t k;
+    tops_tensor_desc_t v;
+    tops_tensor_desc_t o;
+    tops_tensor_desc_t lse;          /**< optional output */
+    tops_tensor_desc_t seqlens_k;    /**< optional */
+    tops_tensor_desc_t cu_seqlens_q; /**< optional (varlen) */
+    tops_tensor_desc_t cu_seqlens_k; /**< optional (varlen) */
+    int32_t max_seqlen_q;            /**< varlen only */
+    int32_t max_seqlen_k;            /**< varlen only */
+    float scale;                     /**< 0 = 1 / sqrt(head_dim) */
+    uint32_t flags;                  /**< TOPS_ATTN_* */
+    int32_t window_left;             /**< -1 = unbounded */
+    int32_t window_right;            /**< -1 = unbounded */
+} tops_attention_desc_t;
+
+/** An attention desc with struct_size set, default scale, no mask, windows -1. */
+TOPS_API tops_attention_desc_t tops_attention_desc_default(void);
+
+/** Create an attention op. */
+TOPS_API tops_status_t tops_attention_create(tops_context_t ctx, const tops_attention_desc_t *desc,
+                                             tops_op_t *op);
 
 #ifdef __cplusplus
 } /* extern "C" */

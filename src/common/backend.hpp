@@ -65,6 +65,7 @@ public:
     virtual Status plan_reduce(const ReduceParams& p, int device, PlanPtr* out);
     virtual Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out);
     virtual Status plan_gemm(const GemmParams& p, int device, PlanPtr* out);
+    virtual Status plan_attention(const AttentionParams& p, int device, PlanPtr* out);
 };
 
 inline Status Backend::plan_norm(const NormParams&, int, PlanPtr*) {
@@ -78,6 +79,9 @@ inline Status Backend::plan_eltwise(const EltwiseParams&, int, PlanPtr*) {
 }
 inline Status Backend::plan_gemm(const GemmParams&, int, PlanPtr*) {
     return Status(TOPS_ERROR_NOT_SUPPORTED, "gemm: not implemented on this backend");
+}
+inline Status Backend::plan_attention(const AttentionParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "attention: not implemented on this backend");
 }
 
 // Plugin entry points (extern "C", exported by libtops_cuda.so).

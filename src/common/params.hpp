@@ -94,3 +94,23 @@ struct GemmParams {
 };
 
 }  // namespace tops
+
+namespace tops {
+
+// Attention as FlashAttention-2. capi gives Q, O rank 4 (B, Sq, H, D) and K, V
+// rank 4 (B, Sk, Hk, D) in the padded layout; in the varlen layout they are
+// rank 3 (total, heads, D) and B = cu_seqlens_q.dims[0] - 1. lse is (B, H, Sq)
+// padded or (H, total_q) varlen. Optional tensors are absent when their dtype
+// is invalid. window_* < 0 means unbounded; causal sets window_right = 0
+// (bottom-right aligned), so kernels need only the two window bounds.
+struct AttentionParams {
+    TensorLayout q, k, v, o, lse, seqlens_k, cu_seqlens_q, cu_seqlens_k;
+    bool varlen = false;
+    bool causal = false;
+    int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
+    int64_t seqlen_q = 0, seqlen_k = 0;  // padded: Sq, Sk; varlen: max lengths
+    float scale = 1.0f;
+    int64_t window_left = -1, window_right = -1;
+};
+
+}  // namespace tops
