@@ -51,6 +51,7 @@ constexpr int kBlockMinThreads = 128;
 // Target vectors per thread in the block kernels (two unrolled batches).
 constexpr int kBlockVecsPerThread = 2 * kBlockUnroll;
 constexpr int kStridedThreads = 256;
+constexpr int64_t kMaxGrid = int64_t(1) << 30;
 
 // Row r (all non-axis indices, row-major over the collapsed outer dims) to
 // element offsets of x, y, mask and lengths.
@@ -168,10 +169,13 @@ __device__ __forceinline__ RowStats row_stats(float m, float s) {
     return {m, s > 0.0f ? 1.0f / s : 0.0f, logf(s)};
 }
 
+// Absent values (-inf) come out as 0 (log: -inf) without a test: 2^-inf = 0.
+// A row with nothing kept (m == -inf) is written by the caller's row-level branch.
 __device__ __forceinline__ float output_value(bool log, float v, const RowStats& st) {
-    if (v == -INFINITY) return log ? -INFINITY : 0.0f;
-    return log ? (v - st.m) * kLn2 - st.log_s : exp2f(v - st.m) * st.inv_s;
+    return log ? (v - st.m) * kLn2 - st.log_s : fast_exp2(v - st.m) * st.inv_s;
 }
+
+__device__ __forceinline__ float empty_row_value(bool log) { return log ? -INFINITY : 0.0f; }
 
 template <class T, int VEC>
 __device__ __forceinline__ void store_values(const SoftmaxRowParams& p, T* yrow, int64_t col, const float (&o)[VEC]) {
@@ -225,7 +229,7 @@ __global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(con
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) s += v[it][j] == -INFINITY ? 0.0f : exp2f(v[it][j] - m);
+            for (int j = 0; j < VEC; ++j) s += fast_exp2(v[it][j] - m);
         }
         s = group_sum<GROUP>(s);
         const RowStats st = row_stats(m, s);
@@ -235,7 +239,9 @@ __global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(con
             if (active && col < p.n) {
                 float out[VEC];
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) out[j] = output_value(p.log, v[it][j], st);
+                for (int j = 0; j < VEC; ++j) {
+                    out[j] = m == -INFINITY ? empty_row_value(p.log) : output_value(p.log, v[it][j], st);
+                }
                 store_values<T, VEC>(p, y + o.y, col, out);
             }
         }
@@ -281,8 +287,7 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
                     }
                     float v[VEC];
                     to_values<T, VEC>(p, raw[u], mrow, i * VEC, valid, v);
-#pragma unroll
-                    for (int j = 0; j < VEC; ++j) acc = maxsum_add(acc, v[j]);
+                    acc = maxsum_add<VEC>(acc, v);
                 }
             }
         }
@@ -307,7 +312,9 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
             }
             float out[VEC];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) out[j] = output_value(p.log, v[j], st);
+            for (int j = 0; j < VEC; ++j) {
+                out[j] = st.m == -INFINITY ? empty_row_value(p.log) : output_value(p.log, v[j], st);
+            }
             store_values<T, VEC>(p, yrow, i * VEC, out);
         }
         if (kCache) __syncthreads();  // the next row overwrites the cache
@@ -329,13 +336,13 @@ __global__ void __launch_bounds__(kStridedThreads) softmax_strided_rows_kernel(c
         for (int64_t j = 0; j < valid; ++j) {
             float v[1];
             load_values<T, 1>(p, x + o.x, mrow, j, valid, v);
-            acc = maxsum_add(acc, v[0]);
+            acc = maxsum_add<1>(acc, v);
         }
         const RowStats st = row_stats(acc.m, acc.s);
         for (int64_t j = 0; j < p.n; ++j) {
             float v[1] = {-INFINITY};
             if (j < valid) load_values<T, 1>(p, x + o.x, mrow, j, valid, v);
-            const float out[1] = {output_value(p.log, v[0], st)};
+            const float out[1] = {st.m == -INFINITY ? empty_row_value(p.log) : output_value(p.log, v[0], st)};
             store_values<T, 1>(p, y + o.y, j, out);
         }
     }
@@ -451,8 +458,12 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
     int64_t rows_per_block = 1;
     if (l.kernel->strategy == Strategy::kWarp) rows_per_block = kWarpRowsThreads / l.kernel->group;
     if (l.kernel->strategy == Strategy::kStrided) rows_per_block = kStridedThreads;
+    // One block per row set, not a persistent grid: the block scheduler
+    // balances the tail, where a persistent grid of 3-4 row sets per block
+    // leaves whole row sets of imbalance. The kernels still loop, for row
+    // counts beyond the grid limit.
     const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
-    l.grid = int(std::max<int64_t>(1, std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count)));
+    l.grid = int(std::max<int64_t>(1, std::min<int64_t>(needed, kMaxGrid)));
     *out = l;
     return Status::ok();
 }

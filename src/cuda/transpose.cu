@@ -60,8 +60,8 @@ __device__ __forceinline__ void walk_offsets(const DimWalk& w, uint64_t idx, int
 
 // ---------------------------------------------------------------- row gather
 constexpr int kGatherThreads = 256;
-// Units copied back to back per thread: 4 x 16 bytes in flight.
-constexpr int kGatherUnroll = 4;
+// Units copied back to back per thread: 8 x 16 bytes in flight.
+constexpr int kGatherUnroll = 8;
 
 struct TransposeGatherParams {
     const void* x = nullptr;
@@ -137,6 +137,10 @@ __global__ void __launch_bounds__(Tile::kThreads) transpose_tiled_kernel(const T
     // odd number of 8-byte pairs (E == 8): column accesses are conflict-free.
     constexpr int kPad = E >= 4 ? 1 : 4 / E;
     static_assert(((Tile::TU + kPad) * E / 4) % 2 == 1 || E == 8, "odd pitch in words");
+    constexpr int kRowIters = Tile::TV / Tile::kRowsPerPass;  // tile rows per thread (read)
+    constexpr int kColIters = Tile::TU / Tile::kLanes;        // elements per tile row per thread
+    constexpr int kUIters = Tile::TU / Tile::kRowsPerPass;    // tile columns per thread (write)
+    constexpr int kVIters = Tile::TV / Tile::kLanes;
     __shared__ T tile[Tile::TV][Tile::TU + kPad];
     const T* x = static_cast<const T*>(p.x);
     T* y = static_cast<T*>(p.y);
@@ -150,30 +154,40 @@ __global__ void __launch_bounds__(Tile::kThreads) transpose_tiled_kernel(const T
         const int64_t v0 = int64_t(tv) * Tile::TV;
         int64_t xb, yb;
         walk_offsets(p.batch, b, &xb, &yb);
-        // Read: rows of the tile are runs of TU x-contiguous elements.
+        // Read: tile rows are runs of TU x-contiguous elements. Every load of
+        // the tile is issued before the first shared-memory store.
+        T r[kRowIters][kColIters];
 #pragma unroll
-        for (int r = row; r < Tile::TV; r += Tile::kRowsPerPass) {
-            const int64_t v = v0 + r;
-            if (v < p.v_total) {
-                int64_t xv, unused;
-                walk_offsets(p.v, uint64_t(v), &xv, &unused);
+        for (int k = 0; k < kRowIters; ++k) {
+            const int64_t v = v0 + row + k * Tile::kRowsPerPass;
+            int64_t xv = 0, unused;
+            if (v < p.v_total) walk_offsets(p.v, uint64_t(v), &xv, &unused);
+            const T* src = x + xb + xv + u0;
 #pragma unroll
-                for (int c = lane; c < Tile::TU; c += Tile::kLanes) {
-                    if (u0 + c < p.u_total) tile[r][c] = x[xb + xv + u0 + c];
-                }
+            for (int c = 0; c < kColIters; ++c) {
+                const int cu = lane + c * Tile::kLanes;
+                if (v < p.v_total && u0 + cu < p.u_total) r[k][c] = src[cu];
             }
         }
-        __syncthreads();
-        // Write: columns of the tile are runs of TV y-contiguous elements.
 #pragma unroll
-        for (int c = row; c < Tile::TU; c += Tile::kRowsPerPass) {
-            const int64_t u = u0 + c;
+        for (int k = 0; k < kRowIters; ++k) {
+#pragma unroll
+            for (int c = 0; c < kColIters; ++c) tile[row + k * Tile::kRowsPerPass][lane + c * Tile::kLanes] = r[k][c];
+        }
+        __syncthreads();
+        // Write: tile columns are runs of TV y-contiguous elements.
+#pragma unroll
+        for (int k = 0; k < kUIters; ++k) {
+            const int cu = row + k * Tile::kRowsPerPass;
+            const int64_t u = u0 + cu;
             if (u < p.u_total) {
                 int64_t unused, yu;
                 walk_offsets(p.u, uint64_t(u), &unused, &yu);
+                T* dst = y + yb + yu + v0;
 #pragma unroll
-                for (int r = lane; r < Tile::TV; r += Tile::kLanes) {
-                    if (v0 + r < p.v_total) y[yb + yu + v0 + r] = tile[r][c];
+                for (int j = 0; j < kVIters; ++j) {
+                    const int rv = lane + j * Tile::kLanes;
+                    if (v0 + rv < p.v_total) dst[rv] = tile[rv][cu];
                 }
             }
         }
