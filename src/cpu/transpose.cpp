@@ -7,8 +7,9 @@
 //            contiguous in x: blocked register-tile transposes
 //   strided  anything else (strided or broadcast inputs, padded outputs):
 //            blocked element copies
-// Big outputs are written with streaming (non-temporal) stores, which skip
-// the read-for-ownership of y's lines.
+// Streaming (non-temporal) stores were measured slower than plain stores on
+// our CPU host for both the copy and the tile strategy, so y is written
+// through the caches.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -30,12 +31,8 @@ enum class Strategy { copy, tile, strided };
 constexpr int64_t kTileBlockBytes = 256;      // tile: block edge (a few cache lines)
 constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
 constexpr int64_t kCopyUnitBytes = 64 << 10;  // copy: bytes per work unit
-// Outputs at least this big are streamed past the caches.
-constexpr int64_t kStreamMinBytes = 16 << 20;
 // Smallest amount of work (bytes of y) worth a thread of its own.
 constexpr int64_t kThreadGrainBytes = 64 << 10;
-// Streaming stores need every tile row to start on a cache line.
-constexpr int64_t kStreamAlign = 64;
 
 const char* strategy_name(Strategy s) {
     switch (s) {
@@ -55,16 +52,15 @@ std::string dims_string(const int64_t* v, int n) {
 
 class TransposePlan final : public OpPlan {
 public:
-    TransposePlan(const TransposeProblem& prob, Strategy s, const TransposeKernelArgs& args, bool stream,
-                  std::string name, std::string why)
-        : prob_(prob), strategy_(s), args_(args), stream_(stream), name_(std::move(name)), why_(std::move(why)) {}
+    TransposePlan(const TransposeProblem& prob, Strategy s, const TransposeKernelArgs& args, std::string name,
+                  std::string why)
+        : prob_(prob), strategy_(s), args_(args), name_(std::move(name)), why_(std::move(why)) {}
 
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
         if (prob_.empty()) return Status::ok();
         TransposeKernelArgs a = args_;
         a.x = static_cast<const char*>(args.in(TOPS_ARG_X));
         a.y = static_cast<char*>(args.out(TOPS_ARG_Y));
-        a.nt_stores = stream_ && stream_aligned(a);
         const int64_t units = transpose_unit_count(a);
         int threads = pick_threads(ctx.num_threads, prob_.numel * int64_t(prob_.elem_size), kThreadGrainBytes);
         if (threads > units) threads = int(units);
@@ -85,20 +81,9 @@ public:
     std::string reason() const override { return why_; }
 
 private:
-    // Tile streaming stores write whole aligned vectors: every panel row and
-    // block must start on a line (the copy kernel aligns rows itself).
-    bool stream_aligned(const TransposeKernelArgs& a) const {
-        if (strategy_ != Strategy::tile) return true;
-        bool ok = reinterpret_cast<uintptr_t>(a.y) % kStreamAlign == 0 && a.y_row % kStreamAlign == 0 &&
-                  (a.block_cols * a.elem_size) % kStreamAlign == 0;
-        for (int k = 0; k < a.outer_rank; ++k) ok = ok && a.outer_ys[k] % kStreamAlign == 0;
-        return ok;
-    }
-
     TransposeProblem prob_;
     Strategy strategy_;
     TransposeKernelArgs args_;
-    bool stream_;
     std::string name_;
     std::string why_;
 };
@@ -133,9 +118,8 @@ void set_panel(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) 
 Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
     const TransposeProblem p = simplify_transpose(params);
     const int64_t es = int64_t(p.elem_size);
-    const int64_t y_bytes = p.numel * es;
     const int b = p.rank - 1;  // y's innermost dim (-1 for a single element)
-    const int tile_edge = isa_dispatch(TransposeTileEdge{}, es);
+    const TransposeTileShape tile = isa_dispatch(TransposeTileEdge{}, es);
 
     Strategy s = Strategy::strided;
     TransposeKernelArgs k;
@@ -158,14 +142,15 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         k.block_cols = row_bytes > kCopyUnitBytes ? kCopyUnitBytes / es : k.cols;
         k.block_rows = row_bytes >= kCopyUnitBytes ? 1 : std::max<int64_t>(1, kCopyUnitBytes / row_bytes);
         why << "innermost dim contiguous in x and y: row copies of " << row_bytes << " bytes";
-    } else if (p.ys[b] == 1 && xa >= 0 && p.dims[xa] >= tile_edge && p.dims[b] >= tile_edge) {
+    } else if (p.ys[b] == 1 && xa >= 0 && p.dims[xa] >= tile.rows && p.dims[b] >= tile.cols) {
         s = Strategy::tile;
         set_panel(p, xa, b, &k);
-        const int64_t block = std::max<int64_t>(tile_edge, kTileBlockBytes / es / tile_edge * tile_edge);
-        k.block_rows = block;
-        k.block_cols = block;
-        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: " << tile_edge
-            << "x" << tile_edge << " register tiles in " << block << "x" << block << " blocks";
+        // Blocks of about kTileBlockBytes per side, whole tiles except at edges.
+        const int64_t block = kTileBlockBytes / es;
+        k.block_rows = std::max<int64_t>(tile.rows, block / tile.rows * tile.rows);
+        k.block_cols = std::max<int64_t>(tile.cols, block / tile.cols * tile.cols);
+        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: " << tile.rows
+            << "x" << tile.cols << " register tiles in " << k.block_rows << "x" << k.block_cols << " blocks";
     } else {
         // Rows along the dim with the smallest x stride keep reads local.
         int a = -1;
@@ -179,15 +164,11 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
             << "): blocked element copies of " << kStridedBlockElems << "x" << kStridedBlockElems;
     }
 
-    const bool stream = s != Strategy::strided && y_bytes >= kStreamMinBytes;
-    if (stream) why << "; y is " << (y_bytes >> 20) << " MiB: streaming stores";
-
     std::ostringstream name;
     name << "transpose_b" << es << '_' << strategy_name(s);
-    if (s == Strategy::tile) name << tile_edge << 'x' << tile_edge;
-    if (stream) name << "_nt";
+    if (s == Strategy::tile) name << tile.rows << 'x' << tile.cols;
     name << '_' << isa_name(active_isa());
-    *out = std::make_unique<TransposePlan>(p, s, k, stream, name.str(), why.str());
+    *out = std::make_unique<TransposePlan>(p, s, k, name.str(), why.str());
     return Status::ok();
 }
 

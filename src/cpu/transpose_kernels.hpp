@@ -35,7 +35,6 @@ struct TransposeKernelArgs {
     int64_t block_rows = 1, block_cols = 1;
 
     int64_t unit_begin = 0, unit_end = 0;
-    bool nt_stores = false;  // stream y past the caches (y rows 64-byte aligned)
 };
 
 // Work units of a decomposition: outer count x row blocks x column blocks.
@@ -62,11 +61,16 @@ struct TransposeTileKernel {
     void operator()(Arch, const TransposeKernelArgs& a) const;
 };
 
-// Edge (elements per side) of TransposeTileKernel's square register tile
-// for an element size on this ISA; panels smaller than it use scalar copies.
+// TransposeTileKernel's register tile for an element size on this ISA, in
+// panel rows x panel columns; parts of a panel outside whole tiles are
+// copied element by element.
+struct TransposeTileShape {
+    int rows = 1;
+    int cols = 1;
+};
 struct TransposeTileEdge {
     template <class Arch>
-    int operator()(Arch, int64_t elem_size) const;
+    TransposeTileShape operator()(Arch, int64_t elem_size) const;
 };
 
 // Any strides: blocked element-by-element copy.

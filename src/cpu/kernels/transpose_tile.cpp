@@ -3,7 +3,7 @@
 // Strategy: a transpose is memory bound, so the kernels exist to make both
 // the reads and the writes walk whole cache lines.
 //  - copy:    the innermost dim is contiguous in x and y; each work unit is a
-//             wide row copy (memcpy, or streaming stores for big outputs).
+//             block of wide row copies.
 //  - tile:    x is contiguous along panel rows, y along panel columns; the
 //             panel is cut into blocks that fit L1 and each block into square
 //             register tiles (AVX 8x8 for 4-byte elements, SSE 4x4 on sse4;
@@ -28,7 +28,6 @@ namespace {
 
 constexpr int64_t kSseBytes = 16;
 constexpr int64_t kAvxBytes = 32;
-constexpr int64_t kLineBytes = 64;
 
 #if defined(TOPS_CPU_ISA_sse4)
 constexpr bool kHasAvx = false;
@@ -42,13 +41,18 @@ template <> struct ElemBits<1> { using type = uint8_t; };
 template <> struct ElemBits<2> { using type = uint16_t; };
 template <> struct ElemBits<4> { using type = uint32_t; };
 
-// Tile edge (elements) for an element size: one 16-byte SSE register per tile
-// row, or one 32-byte AVX register for 4-byte elements when AVX is present.
+// Register tile of the tile strategy: kRows panel rows (one vector of x per
+// line) by kCols panel columns (one vector of y per row).
+//  - sse4: a square SSE tile, 16 / ES elements per side.
+//  - AVX (avx2 and avx512 builds): 8x8 in 256-bit registers for 4-byte
+//    elements; for 1- and 2-byte elements two SSE-sized tiles side by side in
+//    the two 128-bit lanes, so each y row receives 32 contiguous bytes.
 template <int ES>
 struct TileTraits {
-    static constexpr int64_t kVecBytes = (ES == 4 && kHasAvx) ? kAvxBytes : kSseBytes;
-    static constexpr int kEdge = int(kVecBytes / ES);
-    static_assert(kEdge * ES == kVecBytes, "a tile row is exactly one vector register");
+    static constexpr int kRows = (ES == 4 && kHasAvx) ? int(kAvxBytes / ES) : int(kSseBytes / ES);
+    static constexpr int kCols = (ES < 4 && kHasAvx) ? 2 * kRows : kRows;
+    static_assert(kRows * ES == kSseBytes || kRows * ES == kAvxBytes, "a tile line is one vector register");
+    static_assert(kCols * ES == kSseBytes || kCols * ES == kAvxBytes, "a tile row is one vector register");
 };
 
 // ------------------------------------------------------------- unit walker
@@ -127,22 +131,13 @@ template <> inline __m128i unpack_hi<2>(__m128i a, __m128i b) { return _mm_unpac
 template <> inline __m128i unpack_lo<4>(__m128i a, __m128i b) { return _mm_unpacklo_epi32(a, b); }
 template <> inline __m128i unpack_hi<4>(__m128i a, __m128i b) { return _mm_unpackhi_epi32(a, b); }
 
-template <bool NT>
-inline void store_sse(char* p, __m128i v) {
-    if constexpr (NT) {
-        _mm_stream_si128(reinterpret_cast<__m128i*>(p), v);
-    } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
-    }
-}
-
 // Transposes one (N, N) tile, N = 16 / ES, with SSE2 unpacks: x holds N
 // lines of N elements (line c at x + c * x_ld holds x(0..N-1, c)); y row r
 // at y + r * y_ld receives them. Each round interleaves register i with
 // register i + N/2; viewing an element's (register, lane) bits as one word,
 // a round rotates that word left by one bit, so log2(N) rounds swap the two
 // halves: register and lane trade places, which is the transpose.
-template <int ES, bool NT>
+template <int ES>
 inline void tile_sse(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
     constexpr int N = int(kSseBytes / ES);
     static_assert(N == 4 || N == 8 || N == 16, "SSE tile edge must be 4, 8 or 16 elements");
@@ -156,14 +151,13 @@ inline void tile_sse(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
         }
         for (int i = 0; i < N; ++i) v[i] = w[i];
     }
-    for (int r = 0; r < N; ++r) store_sse<NT>(y + r * y_ld, v[r]);  // register r = row r of y
+    for (int r = 0; r < N; ++r) _mm_storeu_si128(reinterpret_cast<__m128i*>(y + r * y_ld), v[r]);  // register r = row r of y
 }
 
 #if !defined(TOPS_CPU_ISA_sse4)
 // (8, 8) tile of 4-byte elements in AVX registers: the in-lane unpacks and
 // shuffles build 4x4 transposes in both 128-bit halves, then permute2f128
 // swaps the off-diagonal halves.
-template <bool NT>
 inline void tile_avx_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
     constexpr int N = int(kAvxBytes / 4);
     static_assert(N == 8, "AVX 4-byte tile is 8x8");
@@ -185,42 +179,70 @@ inline void tile_avx_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
     for (int r = 0; r < N / 2; ++r) {
         const __m256 lo = _mm256_permute2f128_ps(s[r], s[r + 4], 0x20);
         const __m256 hi = _mm256_permute2f128_ps(s[r], s[r + 4], 0x31);
-        float* y_lo = reinterpret_cast<float*>(y + r * y_ld);
-        float* y_hi = reinterpret_cast<float*>(y + (r + 4) * y_ld);
-        if constexpr (NT) {
-            _mm256_stream_ps(y_lo, lo);
-            _mm256_stream_ps(y_hi, hi);
-        } else {
-            _mm256_storeu_ps(y_lo, lo);
-            _mm256_storeu_ps(y_hi, hi);
-        }
+        _mm256_storeu_ps(reinterpret_cast<float*>(y + r * y_ld), lo);
+        _mm256_storeu_ps(reinterpret_cast<float*>(y + (r + 4) * y_ld), hi);
     }
+}
+
+template <int ES> inline __m256i unpack_lo_avx(__m256i a, __m256i b);
+template <int ES> inline __m256i unpack_hi_avx(__m256i a, __m256i b);
+template <> inline __m256i unpack_lo_avx<1>(__m256i a, __m256i b) { return _mm256_unpacklo_epi8(a, b); }
+template <> inline __m256i unpack_hi_avx<1>(__m256i a, __m256i b) { return _mm256_unpackhi_epi8(a, b); }
+template <> inline __m256i unpack_lo_avx<2>(__m256i a, __m256i b) { return _mm256_unpacklo_epi16(a, b); }
+template <> inline __m256i unpack_hi_avx<2>(__m256i a, __m256i b) { return _mm256_unpackhi_epi16(a, b); }
+
+// Two (N, N) SSE-sized tiles at once, N = 16 / ES: lane 0 holds x lines
+// 0..N-1, lane 1 lines N..2N-1, and the in-lane unpack rounds of tile_sse
+// transpose both, so register r ends as y row r, columns 0..2N-1: a
+// (N, 2N) tile with one 32-byte store per y row.
+template <int ES>
+inline void tile_avx_2lane(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
+    constexpr int N = int(kSseBytes / ES);
+    static_assert(N == 8 || N == 16, "two-lane tiles are for 1- and 2-byte elements");
+    __m256i v[N];  // lane 0: line c, lane 1: line c + N
+    for (int c = 0; c < N; ++c) {
+        const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c * x_ld));
+        const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + (c + N) * x_ld));
+        v[c] = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
+    for (int round = 1; round < N; round *= 2) {
+        __m256i w[N];
+        for (int i = 0; i < N / 2; ++i) {
+            w[2 * i] = unpack_lo_avx<ES>(v[i], v[i + N / 2]);
+            w[2 * i + 1] = unpack_hi_avx<ES>(v[i], v[i + N / 2]);
+        }
+        for (int i = 0; i < N; ++i) v[i] = w[i];
+    }
+    for (int r = 0; r < N; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + r * y_ld), v[r]);
 }
 #endif
 
-template <int ES, bool NT>
+// One (kRows, kCols) register tile at x (line c at x + c * x_ld) into y
+// (row r at y + r * y_ld).
+template <int ES>
 inline void tile(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
 #if !defined(TOPS_CPU_ISA_sse4)
     if constexpr (ES == 4) {
-        tile_avx_b4<NT>(x, x_ld, y, y_ld);
+        tile_avx_b4(x, x_ld, y, y_ld);
     } else {
-        tile_sse<ES, NT>(x, x_ld, y, y_ld);
+        tile_avx_2lane<ES>(x, x_ld, y, y_ld);
     }
 #else
-    tile_sse<ES, NT>(x, x_ld, y, y_ld);
+    tile_sse<ES>(x, x_ld, y, y_ld);
 #endif
 }
 
 // One nr x nc block of the tile strategy: full register tiles, then scalar
 // edges (right columns, bottom rows).
-template <int ES, bool NT>
+template <int ES>
 inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
-    constexpr int64_t E = TileTraits<ES>::kEdge;
-    const int64_t full_r = nr / E * E;
-    const int64_t full_c = nc / E * E;
-    for (int64_t r = 0; r < full_r; r += E) {
-        for (int64_t c = 0; c < full_c; c += E) {
-            tile<ES, NT>(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row);
+    constexpr int64_t R = TileTraits<ES>::kRows;
+    constexpr int64_t C = TileTraits<ES>::kCols;
+    const int64_t full_r = nr / R * R;
+    const int64_t full_c = nc / C * C;
+    for (int64_t r = 0; r < full_r; r += R) {
+        for (int64_t c = 0; c < full_c; c += C) {
+            tile<ES>(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row);
         }
     }
     if (full_c < nc) {
@@ -233,50 +255,47 @@ inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int
 
 template <int ES>
 void run_tile(const TransposeKernelArgs& a) {
-    if (a.nt_stores) {
-        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES, true>(a, x, y, nr, nc); });
-        _mm_sfence();
-    } else {
-        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES, false>(a, x, y, nr, nc); });
-    }
+    for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES>(a, x, y, nr, nc); });
 }
 
 // ------------------------------------------------------------- row copy
 
-// Copies `bytes` bytes with streaming stores: head up to the first aligned
-// vector, aligned streaming body, tail.
-inline void copy_row_nt(const char* x, char* y, int64_t bytes) {
-    const int64_t head = std::min<int64_t>(bytes, (kSseBytes - int64_t(reinterpret_cast<uintptr_t>(y) % kSseBytes)) % kSseBytes);
-    std::memcpy(y, x, size_t(head));
-    int64_t i = head;
-#if !defined(TOPS_CPU_ISA_sse4)
-    if (i + kSseBytes <= bytes && (reinterpret_cast<uintptr_t>(y + i) % kAvxBytes) != 0) {
-        _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
-        i += kSseBytes;
+// Copies one row of `bytes` bytes with inline vector moves: rows of a
+// transpose are often short (a head dim of 64 elements), where a call into
+// the C library's memcpy costs as much as the copy. Long rows use memcpy.
+inline void copy_row(const char* x, char* y, int64_t bytes) {
+    constexpr int64_t kInlineMaxBytes = 4096;
+    if (bytes < kSseBytes || bytes > kInlineMaxBytes) {
+        std::memcpy(y, x, size_t(bytes));
+        return;
     }
-    for (; i + kLineBytes <= bytes; i += kLineBytes) {
-        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
-        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + kAvxBytes));
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), v0);
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i + kAvxBytes), v1);
+    int64_t i = 0;
+#if !defined(TOPS_CPU_ISA_sse4)
+    for (; i + kAvxBytes <= bytes; i += kAvxBytes) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
     }
 #endif
     for (; i + kSseBytes <= bytes; i += kSseBytes) {
-        _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
     }
-    std::memcpy(y + i, x + i, size_t(bytes - i));
+    if (i < bytes) {  // last vector overlaps bytes already written (same values)
+        const int64_t last = bytes - kSseBytes;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + last),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + last)));
+    }
 }
 
 }  // namespace
 }  // namespace TOPS_ISA_NS
 
 template <class A>
-int TransposeTileEdge::operator()(A, int64_t elem_size) const {
+TransposeTileShape TransposeTileEdge::operator()(A, int64_t elem_size) const {
     using namespace TOPS_ISA_NS;
     switch (elem_size) {
-        case 1: return TileTraits<1>::kEdge;
-        case 2: return TileTraits<2>::kEdge;
-        default: return TileTraits<4>::kEdge;
+        case 1: return {TileTraits<1>::kRows, TileTraits<1>::kCols};
+        case 2: return {TileTraits<2>::kRows, TileTraits<2>::kCols};
+        default: return {TileTraits<4>::kRows, TileTraits<4>::kCols};
     }
 }
 
@@ -294,16 +313,9 @@ template <class A>
 void TransposeCopyKernel::operator()(A, const TransposeKernelArgs& a) const {
     using namespace TOPS_ISA_NS;
     // Panel rows are contiguous in x and y: copy each row of a block whole.
-    if (a.nt_stores) {
-        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
-            for (int64_t r = 0; r < nr; ++r) copy_row_nt(x + r * a.x_row, y + r * a.y_row, nc * a.elem_size);
-        });
-        _mm_sfence();
-    } else {
-        for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
-            for (int64_t r = 0; r < nr; ++r) std::memcpy(y + r * a.y_row, x + r * a.x_row, size_t(nc * a.elem_size));
-        });
-    }
+    for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) {
+        for (int64_t r = 0; r < nr; ++r) copy_row(x + r * a.x_row, y + r * a.y_row, nc * a.elem_size);
+    });
 }
 
 template <class A>
@@ -322,7 +334,7 @@ void TransposeStridedKernel::operator()(A, const TransposeKernelArgs& a) const {
     }
 }
 
-template int TransposeTileEdge::operator()<Arch>(Arch, int64_t) const;
+template TransposeTileShape TransposeTileEdge::operator()<Arch>(Arch, int64_t) const;
 TOPS_CPU_INSTANTIATE(TransposeTileKernel, const TransposeKernelArgs&)
 TOPS_CPU_INSTANTIATE(TransposeCopyKernel, const TransposeKernelArgs&)
 TOPS_CPU_INSTANTIATE(TransposeStridedKernel, const TransposeKernelArgs&)
