@@ -70,8 +70,9 @@ using HostTensors = std::vector<std::vector<unsigned char>>;
 struct OpEntry {
     const char* name;
     const char* help;
-    // Builds the op's tensors and creates the tops op on ctx. Returns a status; on
-    // failure *err says why.
+    // Builds the op's tensors and args, then creates the tops op on ctx. Returns a
+    // status; on failure *err says why, and the tensors are still filled when the
+    // case itself is well formed (so a baseline can run where tops cannot).
     tops_status_t (*create)(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err);
     // Checks sampled outputs against the inputs; returns "" when fine, else a message.
     std::string (*check)(const Case& c, const OpInstance& inst, const HostTensors& host);

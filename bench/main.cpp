@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -280,20 +281,24 @@ void print_row(const Result& r) {
 void print_notes(const std::vector<Result>& results) {
     std::printf("\nnotes per case (tops kernel | oneDNN implementation | buffers):\n");
     std::string last;
+    std::set<std::string> said;  // lines already printed for this case
     for (const Result& r : results) {
         const std::string key = r.c.op + " " + tops_dtype_name(r.c.dtype) + " " + dims_string(r.c.shape) + " " +
                                 r.args;
-        std::string line;
-        if (!r.tops.ok) line += "  tops error: " + r.tops.error + "\n";
-        if (!r.tops.check.empty() && r.tops.check != "ok") line += "  tops check FAILED: " + r.tops.check + "\n";
-        if (!r.onednn.ok && !r.onednn.error.empty()) line += "  oneDNN: " + r.onednn.error + "\n";
-        if (key == last && line.empty()) continue;
         if (key != last) {
-            std::printf("%s\n  tops %s | oneDNN %s | %s\n", key.c_str(), r.tops.impl.c_str(),
+            std::printf("%s\n  tops %s | oneDNN %s | %s\n", key.c_str(), r.tops.impl.empty() ? "-" : r.tops.impl.c_str(),
                         r.onednn.impl.empty() ? "-" : r.onednn.impl.c_str(), r.cache_state.c_str());
             last = key;
+            said.clear();
         }
-        if (!line.empty()) std::printf("%s", line.c_str());
+        std::vector<std::string> lines;
+        if (!r.tops.ok) lines.push_back("  tops: " + r.tops.error);
+        if (r.tops.ok && r.tops.check != "ok") lines.push_back("  tops check FAILED: " + r.tops.check);
+        if (!r.onednn.ok && !r.onednn.error.empty()) lines.push_back("  oneDNN: " + r.onednn.error);
+        if (r.onednn.ok && r.onednn.check != "ok") lines.push_back("  oneDNN check FAILED: " + r.onednn.check);
+        for (const std::string& l : lines) {
+            if (said.insert(l).second) std::printf("%s\n", l.c_str());
+        }
     }
 }
 

@@ -120,6 +120,14 @@ tops_status_t softmax_create(const Case& c, tops_context_t ctx, OpInstance* out,
                                 c.shape[axis]});
     }
 
+    std::ostringstream a;
+    a << "axis=" << c.axis;
+    if (c.scale != 1.0f) a << " scale=" << c.scale;
+    if (c.log) a << " log";
+    if (c.mask) a << " mask=" << dims_string(out->tensors[2].dims);
+    if (c.lengths) a << " lengths";
+    out->args = a.str();
+
     tops_softmax_desc_t desc = tops_softmax_desc_default();
     desc.axis = c.axis;
     desc.scale = c.scale;
@@ -139,13 +147,6 @@ tops_status_t softmax_create(const Case& c, tops_context_t ctx, OpInstance* out,
         *err = tops_last_error();
         return s;
     }
-    std::ostringstream a;
-    a << "axis=" << c.axis;
-    if (c.scale != 1.0f) a << " scale=" << c.scale;
-    if (c.log) a << " log";
-    if (c.mask) a << " mask=" << dims_string(out->tensors[2].dims);
-    if (c.lengths) a << " lengths";
-    out->args = a.str();
     return TOPS_SUCCESS;
 }
 
@@ -232,6 +233,11 @@ tops_status_t transpose_create(const Case& c, tops_context_t ctx, OpInstance* ou
     out->tensors.push_back({"x", TOPS_ARG_X, c.dtype, c.shape, false, Fill::uniform});
     out->tensors.push_back({"y", TOPS_ARG_Y, c.dtype, ydims, true, Fill::none});
 
+    std::ostringstream a;
+    a << "perm=";
+    for (size_t d = 0; d < rank; ++d) a << (d ? "," : "") << perm[d];
+    out->args = a.str();
+
     tops_transpose_desc_t desc = tops_transpose_desc_default();
     tops_status_t s = tops_tensor_desc_init(&desc.x, c.dtype, int32_t(rank), c.shape.data(), nullptr);
     if (s == TOPS_SUCCESS) s = tops_tensor_desc_init(&desc.y, c.dtype, int32_t(rank), ydims.data(), nullptr);
@@ -241,10 +247,6 @@ tops_status_t transpose_create(const Case& c, tops_context_t ctx, OpInstance* ou
         *err = tops_last_error();
         return s;
     }
-    std::ostringstream a;
-    a << "perm=";
-    for (size_t d = 0; d < rank; ++d) a << (d ? "," : "") << perm[d];
-    out->args = a.str();
     return TOPS_SUCCESS;
 }
 
