@@ -6,17 +6,17 @@
 //   once and reductions are shuffles only. Used up to 32 * VEC * 8 elements
 //   (4 KiB for f32 with 16-byte vectors). Small rows use GROUP < 32 so that
 //   a warp works on several rows at once instead of idling lanes.
-// - block rows, cached: one block per row, the row copied to shared memory
-//   as it is read (raw dtype, so f16 rows cost half), then normalized from
-//   shared memory: x is read from device memory once. Used while the row fits
-//   the opt-in shared memory of a block.
-// - block rows, streaming: rows too long for shared memory are read twice
-//   (online max/sum, then normalize); the second read often hits L2.
+// - block rows: one block per row; the row is copied to shared memory as it
+//   is read (raw dtype, so f16 rows cost half) and normalized from there, so
+//   x is read from device memory once. Rows longer than a block's opt-in
+//   shared memory (about 56 Ki f32 / 113 Ki f16 elements) keep their head in
+//   shared memory and read only the uncached tail a second time.
 // - strided rows: when the softmax axis is not the fastest-moving dim of x,
 //   one thread owns a row and walks it with its stride; neighbouring threads
 //   touch neighbouring addresses, so accesses stay coalesced.
 // All row kernels compute online (max, sum) statistics in the exp2 domain
-// (x * scale * log2 e), which needs one pass for the statistics. Masked and
+// (x * scale * log2 e), rescaled once per vector, which needs one pass for
+// the statistics. Masked and
 // out-of-length positions are -inf in that domain and write 0 (-inf for log);
 // a row without a kept position writes only those values, never NaN. Lengths
 // limit the reads to the valid prefix. Every kernel reads a row completely
@@ -104,6 +104,7 @@ struct SoftmaxRowParams {
     int64_t y_inner = 1;
     int64_t mask_inner = 0;
     float scale_log2e = kLog2e;
+    int64_t cache_vecs = 0;  // block rows: leading vectors kept in shared memory
     bool log = false;
     bool mask_vec = false;   // mask rows contiguous and aligned for VEC-byte loads
     RowIndexer ix;
@@ -190,68 +191,87 @@ __device__ __forceinline__ void store_values(const SoftmaxRowParams& p, T* yrow,
 }
 
 // ---------------------------------------------------------------- warp rows
-// (rows, n) with n <= GROUP * VEC * ITERS; GROUP lanes per row, the row in registers.
-template <class T, int VEC, int ITERS, int GROUP>
+// (rows, n) with n <= GROUP * VEC * ITERS; GROUP lanes per row, the row in
+// registers. Each group owns ROWS rows at once: their loads are all in flight
+// before the first reduction (short rows otherwise leave too few bytes in flight).
+template <class T, int VEC, int ITERS, int GROUP, int ROWS>
 __global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(const SoftmaxRowParams p) {
     static_assert(GROUP >= 1 && GROUP <= kWarpSize && (GROUP & (GROUP - 1)) == 0, "GROUP: power of two <= 32");
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert(kWarpRowsThreads % kWarpSize == 0, "whole warps");
-    constexpr int kRowsPerWarp = kWarpSize / GROUP;
-    constexpr int kRowsPerBlock = kWarpRowsThreads / GROUP;
+    constexpr int kRowsPerWarp = kWarpSize / GROUP * ROWS;
+    constexpr int kRowsPerBlock = kWarpRowsThreads / kWarpSize * kRowsPerWarp;
     const T* x = static_cast<const T*>(p.x);
     T* y = static_cast<T*>(p.y);
     const int lane = threadIdx.x % GROUP;
+    const int group = (threadIdx.x % kWarpSize) / GROUP;
     const int64_t step = int64_t(gridDim.x) * kRowsPerBlock;
     // The loop bound is uniform per warp so that every lane reaches the shuffles.
     for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x / kWarpSize) * kRowsPerWarp;
          base < p.rows; base += step) {
-        const int64_t row = base + (threadIdx.x % kWarpSize) / GROUP;
-        const bool active = row < p.rows;
-        const RowOffsets o = active ? row_offsets(p.ix, row) : RowOffsets{0, 0, 0, 0};
-        const int64_t valid = active ? valid_length(p, o) : 0;
-        const uint8_t* mrow = p.mask ? p.mask + o.m : nullptr;
-        float v[ITERS][VEC];
-        float m = -INFINITY;
+        RowOffsets o[ROWS];
+        bool active[ROWS];
+        float v[ROWS][ITERS][VEC];
+        float m[ROWS];
 #pragma unroll
-        for (int it = 0; it < ITERS; ++it) {
-            const int64_t col = int64_t(it * GROUP + lane) * VEC;
-            if (col < valid) {
-                load_values<T, VEC>(p, x + o.x, mrow, col, valid, v[it]);
-            } else {
+        for (int r = 0; r < ROWS; ++r) {
+            const int64_t row = base + group * ROWS + r;
+            active[r] = row < p.rows;
+            o[r] = active[r] ? row_offsets(p.ix, row) : RowOffsets{0, 0, 0, 0};
+            const int64_t valid = active[r] ? valid_length(p, o[r]) : 0;
+            const uint8_t* mrow = p.mask ? p.mask + o[r].m : nullptr;
+            m[r] = -INFINITY;
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) v[it][j] = -INFINITY;
-            }
+            for (int it = 0; it < ITERS; ++it) {
+                const int64_t col = int64_t(it * GROUP + lane) * VEC;
+                if (col < valid) {
+                    load_values<T, VEC>(p, x + o[r].x, mrow, col, valid, v[r][it]);
+                } else {
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) m = fmaxf(m, v[it][j]);
-        }
-        m = group_max<GROUP>(m);
-        float s = 0.0f;
-#pragma unroll
-        for (int it = 0; it < ITERS; ++it) {
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) s += fast_exp2(v[it][j] - m);
-        }
-        s = group_sum<GROUP>(s);
-        const RowStats st = row_stats(m, s);
-#pragma unroll
-        for (int it = 0; it < ITERS; ++it) {
-            const int64_t col = int64_t(it * GROUP + lane) * VEC;
-            if (active && col < p.n) {
-                float out[VEC];
-#pragma unroll
-                for (int j = 0; j < VEC; ++j) {
-                    out[j] = m == -INFINITY ? empty_row_value(p.log) : output_value(p.log, v[it][j], st);
+                    for (int j = 0; j < VEC; ++j) v[r][it][j] = -INFINITY;
                 }
-                store_values<T, VEC>(p, y + o.y, col, out);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+            for (int it = 0; it < ITERS; ++it) {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) m[r] = fmaxf(m[r], v[r][it][j]);
+            }
+            m[r] = group_max<GROUP>(m[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+            float s = 0.0f;
+#pragma unroll
+            for (int it = 0; it < ITERS; ++it) {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) s += fast_exp2(v[r][it][j] - m[r]);
+            }
+            s = group_sum<GROUP>(s);
+            const RowStats st = row_stats(m[r], s);
+#pragma unroll
+            for (int it = 0; it < ITERS; ++it) {
+                const int64_t col = int64_t(it * GROUP + lane) * VEC;
+                if (active[r] && col < p.n) {
+                    float out[VEC];
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) {
+                        out[j] = m[r] == -INFINITY ? empty_row_value(p.log) : output_value(p.log, v[r][it][j], st);
+                    }
+                    store_values<T, VEC>(p, y + o[r].y, col, out);
+                }
             }
         }
     }
 }
 
 // ---------------------------------------------------------------- block rows
-// One block per row (rows, n); kCache keeps the row in dynamic shared memory
-// ((n / VEC) vectors of raw T), otherwise the row is read a second time.
-template <class T, int VEC, bool kCache>
+// One block per row (rows, n). The first p.cache_vecs vectors of the row are
+// kept in dynamic shared memory (raw T) as they are read; the rest (rows
+// longer than shared memory) is read a second time for the output pass.
+template <class T, int VEC>
 __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(const SoftmaxRowParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ MaxSum scratch[kWarpSize];
@@ -279,7 +299,7 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
             for (int u = 0; u < kBlockUnroll; ++u) {
                 const int64_t i = i0 + int64_t(u) * blockDim.x;
                 if (i < nvec_valid) {
-                    if (kCache) {
+                    if (i < p.cache_vecs) {
                         V c;
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) c.v[j] = raw[u][j];
@@ -298,7 +318,7 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
             float v[VEC];
             if (i < nvec_valid) {
                 T raw[VEC];
-                if (kCache) {
+                if (i < p.cache_vecs) {
                     const V c = cache[i];
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) raw[j] = c.v[j];
@@ -317,7 +337,7 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
             }
             store_values<T, VEC>(p, yrow, i * VEC, out);
         }
-        if (kCache) __syncthreads();  // the next row overwrites the cache
+        if (p.cache_vecs > 0) __syncthreads();  // the next row overwrites the cache
     }
 }
 
@@ -349,7 +369,7 @@ __global__ void __launch_bounds__(kStridedThreads) softmax_strided_rows_kernel(c
 }
 
 // ---------------------------------------------------------------- instantiation list
-enum class Strategy { kWarp, kBlockCached, kBlockStream, kStrided };
+enum class Strategy { kWarp, kBlock, kStrided };
 
 struct KernelEntry {
     Strategy strategy;
@@ -357,29 +377,29 @@ struct KernelEntry {
     int vec;
     int group;  // warp rows only
     int iters;  // warp rows only
+    int rows;   // warp rows only: rows per lane group
     const void* fn;
     const char* name;
 };
 
-#define TOPS_SOFTMAX_WARP(T, DT, NAME, V, I, G)                                                          \
-    {Strategy::kWarp, DT, V, G, I, reinterpret_cast<const void*>(&softmax_warp_rows_kernel<T, V, I, G>), \
-     "softmax_" NAME "_warp_g" #G "_i" #I "_v" #V "_cuda"}
-#define TOPS_SOFTMAX_BLOCK(T, DT, NAME, V)                                                                     \
-    {Strategy::kBlockCached, DT, V, 0, 0, reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V, true>), \
-     "softmax_" NAME "_block_smem_v" #V "_cuda"},                                                             \
-    {Strategy::kBlockStream, DT, V, 0, 0, reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V, false>), \
-     "softmax_" NAME "_block_stream_v" #V "_cuda"}
+#define TOPS_SOFTMAX_WARP(T, DT, NAME, V, I, G, R)                                                              \
+    {Strategy::kWarp, DT, V, G, I, R, reinterpret_cast<const void*>(&softmax_warp_rows_kernel<T, V, I, G, R>), \
+     "softmax_" NAME "_warp_g" #G "_i" #I "_r" #R "_v" #V "_cuda"}
+#define TOPS_SOFTMAX_BLOCK(T, DT, NAME, V)                                                          \
+    {Strategy::kBlock, DT, V, 0, 0, 0, reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V>), \
+     "softmax_" NAME "_block_smem_v" #V "_cuda"}
 // VM: elements per 16-byte vector. Warp rows cover up to 32 * VM * 8 elements
-// vectorized and 32 * 8 unvectorized; longer unvectorized rows take the block kernels.
-#define TOPS_SOFTMAX_DTYPE(T, DT, NAME, VM)                                                       \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 4), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 8),            \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 16), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 32),          \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 2, 32), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 4, 32),          \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 8, 32), TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 1, 32),           \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 2, 32), TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 4, 32),            \
-    TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 8, 32), TOPS_SOFTMAX_BLOCK(T, DT, NAME, VM),                  \
-    TOPS_SOFTMAX_BLOCK(T, DT, NAME, 1),                                                            \
-    {Strategy::kStrided, DT, 1, 0, 0, reinterpret_cast<const void*>(&softmax_strided_rows_kernel<T>), \
+// vectorized and 32 * 8 unvectorized; longer unvectorized rows take the block
+// kernel. Two rows per lane group where a lane holds at most 2 vectors of a row.
+#define TOPS_SOFTMAX_DTYPE(T, DT, NAME, VM)                                                             \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 4, 2), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 8, 2),            \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 16, 2), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 1, 32, 2),          \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 2, 32, 2), TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 4, 32, 1),          \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, VM, 8, 32, 1), TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 1, 32, 2),           \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 2, 32, 2), TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 4, 32, 1),            \
+    TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 8, 32, 1), TOPS_SOFTMAX_BLOCK(T, DT, NAME, VM),                     \
+    TOPS_SOFTMAX_BLOCK(T, DT, NAME, 1),                                                                  \
+    {Strategy::kStrided, DT, 1, 0, 0, 0, reinterpret_cast<const void*>(&softmax_strided_rows_kernel<T>), \
      "softmax_" NAME "_strided_cuda"}
 
 const KernelEntry kKernels[] = {
@@ -405,6 +425,7 @@ struct Launch {
     int grid = 0;
     int threads = 0;
     size_t smem = 0;
+    int64_t cache_vecs = 0;
 };
 
 int pow2_at_least(int64_t v) {
@@ -435,14 +456,17 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         l.kernel = find_kernel(Strategy::kWarp, sp.x.dtype, vec, group, iters);
         l.threads = kWarpRowsThreads;
     } else {
-        const size_t row_bytes = size_t(n) * esize;
+        // Cache as much of the row as the block's opt-in shared memory holds:
+        // rows up to 56 Ki f32 / 113 Ki f16 are read once; longer rows re-read
+        // only their uncached tail.
+        const size_t vec_bytes = size_t(vec) * esize;
         const size_t smem_budget = size_t(dev.max_smem_per_block_optin) - kWarpSize * sizeof(MaxSum);
-        const bool cached = row_bytes <= smem_budget;
-        l.kernel = find_kernel(cached ? Strategy::kBlockCached : Strategy::kBlockStream, sp.x.dtype, vec, 0, 0);
         const int64_t nvec = n / vec;
+        l.cache_vecs = std::min<int64_t>(nvec, int64_t(smem_budget / vec_bytes));
+        l.kernel = find_kernel(Strategy::kBlock, sp.x.dtype, vec, 0, 0);
         l.threads = int(std::clamp<int64_t>(pow2_at_least((nvec + kBlockVecsPerThread - 1) / kBlockVecsPerThread),
                                             kBlockMinThreads, kBlockMaxThreads));
-        l.smem = cached ? (row_bytes + 15) / 16 * 16 : 0;
+        l.smem = size_t(l.cache_vecs) * vec_bytes;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "softmax: no CUDA kernel instantiated for this case");
     if (l.smem > 0) {
@@ -456,7 +480,7 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         "softmax: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
     if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("softmax: ", l.kernel->name, " cannot be resident"));
     int64_t rows_per_block = 1;
-    if (l.kernel->strategy == Strategy::kWarp) rows_per_block = kWarpRowsThreads / l.kernel->group;
+    if (l.kernel->strategy == Strategy::kWarp) rows_per_block = kWarpRowsThreads / l.kernel->group * l.kernel->rows;
     if (l.kernel->strategy == Strategy::kStrided) rows_per_block = kStridedThreads;
     // One block per row set, not a persistent grid: the block scheduler
     // balances the tail, where a persistent grid of 3-4 row sets per block
@@ -535,6 +559,7 @@ public:
         const size_t vec_bytes = size_t(vm_) * esize_of(vec_);
         const bool use_vec = vec_.kernel && aligned(p.x, vec_bytes) && aligned(p.y, vec_bytes);
         const Launch& l = use_vec ? vec_ : scalar_;
+        p.cache_vecs = l.cache_vecs;
         p.mask_vec = use_vec && p.mask && mask_vec_strides_ && aligned(p.mask, size_t(vm_));
         void* kargs[] = {&p};
         cudaError_t err = cudaLaunchKernel(l.kernel->fn, dim3(l.grid), dim3(l.threads), kargs, l.smem,

@@ -112,6 +112,8 @@ struct TileTraits {
     static_assert(TU % kLanes == 0 && TV % kLanes == 0, "tile sides are whole warps");
     static_assert(TU % kRowsPerPass == 0 && TV % kRowsPerPass == 0, "tile sides split over the passes");
 };
+// Tiles along U that consecutive blocks share (see the kernel's tile order).
+constexpr uint64_t kTileGroup = 32;
 // 64 x 64: 16 elements per thread each way, 16 KiB of f32 per tile, 8 blocks per SM.
 using Tile64x64 = TileTraits<64, 64>;
 // y's contiguous side shorter than 64 (e.g. 32 in [16,32,64,64,8] -> perm (0,4,2,3,1)):
@@ -123,8 +125,10 @@ struct TransposeTileParams {
     const void* x = nullptr;
     void* y = nullptr;
     int64_t u_total = 0, v_total = 0;
-    FastDivmod tiles_u, tiles_v;
-    int64_t tiles = 0;  // tiles_u * tiles_v * batch
+    uint64_t tiles_u = 0;       // tiles along U
+    FastDivmod tiles_per_batch;  // tiles_u * tiles_v
+    FastDivmod tiles_per_group;  // kTileGroup * tiles_v
+    int64_t tiles = 0;           // tiles_u * tiles_v * batch
     DimWalk u;          // U dims: a = (unused: x offset of u is u), b = y stride
     DimWalk v;          // V dims: a = x stride, b = (unused: y offset of v is v)
     DimWalk batch;      // a = x stride, b = y stride
@@ -147,9 +151,16 @@ __global__ void __launch_bounds__(Tile::kThreads) transpose_tiled_kernel(const T
     const int lane = threadIdx.x % Tile::kLanes;
     const int row = threadIdx.x / Tile::kLanes;
     for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-        uint64_t rest, tu, tv, b;
-        p.tiles_u.divmod(uint64_t(t), &rest, &tu);
-        p.tiles_v.divmod(rest, &b, &tv);
+        // Grouped order: blocks running together cover kTileGroup tiles along U
+        // times all of V, so both the read and the write side touch a few long
+        // runs per DRAM page instead of one 256-byte run per page.
+        uint64_t b, in_batch, group, in_group, tu, tv;
+        p.tiles_per_batch.divmod(uint64_t(t), &b, &in_batch);
+        p.tiles_per_group.divmod(in_batch, &group, &in_group);
+        const uint64_t first_u = group * kTileGroup;
+        const uint64_t width = p.tiles_u - first_u < kTileGroup ? p.tiles_u - first_u : kTileGroup;
+        tu = first_u + in_group % width;
+        tv = in_group / width;
         const int64_t u0 = int64_t(tu) * Tile::TU;
         const int64_t v0 = int64_t(tv) * Tile::TV;
         int64_t xb, yb;
@@ -271,12 +282,11 @@ struct Launch {
 
 Status make_launch(const KernelEntry* k, int64_t work_blocks, const DeviceInfo& dev, Launch* out) {
     if (!k) return Status(TOPS_ERROR_INTERNAL, "transpose: no CUDA kernel instantiated for this case");
-    int per_sm = 0;
-    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, k->threads, 0),
-                                     "transpose: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    per_sm = std::max(per_sm, 1);
+    // One block per unit of work (the block scheduler balances the tail);
+    // the kernels loop only past the grid limit.
+    constexpr int64_t kMaxGrid = int64_t(1) << 30;
     out->kernel = k;
-    out->grid = int(std::max<int64_t>(1, std::min<int64_t>(work_blocks, int64_t(per_sm) * dev.sm_count)));
+    out->grid = int(std::max<int64_t>(1, std::min<int64_t>(work_blocks, kMaxGrid)));
     return Status::ok();
 }
 
@@ -436,8 +446,9 @@ Status plan_tiled(const TransposeProblem& t, int ux, const DeviceInfo& dev, Tran
     }
     const int64_t nu = (p.u_total + tu - 1) / tu;
     const int64_t nv = (p.v_total + tv - 1) / tv;
-    p.tiles_u = FastDivmod(uint64_t(nu));
-    p.tiles_v = FastDivmod(uint64_t(nv));
+    p.tiles_u = uint64_t(nu);
+    p.tiles_per_batch = FastDivmod(uint64_t(nu * nv));
+    p.tiles_per_group = FastDivmod(kTileGroup * uint64_t(nv));
     p.tiles = nu * nv * batch;
     *why = fmt("U=", p.u_total, " (", p.u.nd, " dims) V=", p.v_total, " (", p.v.nd, " dims) batch=", batch);
     return make_launch(find_kernel(Kind::kTiled, int(t.elem_size), tu, tv), p.tiles, dev, &plan->launch);
@@ -473,7 +484,8 @@ Status plan_transpose(const TransposeParams& tp, const DeviceInfo& dev, PlanPtr*
         plan->kind = Kind::kStrided;
         TOPS_RETURN_IF_ERROR(plan_strided(t, dev, plan.get()));
     }
-    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail);
+    const Launch& shown = plan->kind == Kind::kGather ? plan->gather[0] : plan->launch;
+    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail, " grid=", shown.grid);
     *out = std::move(plan);
     return Status::ok();
 }
