@@ -485,7 +485,7 @@ std::vector<uint8_t> Buffer::download() {
         y_buf = buffers.back().get();
         y_buf->upload(spec.y->storage);
     }
-    args.push_back({TOPS_ARG_Y, y_buf->ptr()});
+    args.push_back({spec.y_arg, y_buf->ptr()});
     Buffer ws(backend, ws_bytes);
     ws.upload(std::vector<uint8_t>(ws_bytes, kWorkspaceByte));
     for (const auto& b : buffers) {

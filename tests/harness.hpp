@@ -218,6 +218,7 @@ struct RunSpec {
     bool inplace = false;            // y is written through X's pointer (same layout)
     size_t misalign_elems = 0;       // every pointer is this many elements off alignment
     int num_threads = 0;             // CPU thread count for the context
+    tops_arg_kind_t y_arg = TOPS_ARG_Y;  // the output's tag (TOPS_ARG_D for GEMM)
 };
 
 // Creates a context on `backend` and the op through create, allocates and

@@ -12,6 +12,7 @@ public:
     Status plan_transpose(const TransposeParams& p, int, PlanPtr* out) override {
         return cpu::plan_transpose(p, out);
     }
+    Status plan_gemm(const GemmParams& p, int, PlanPtr* out) override { return cpu::plan_gemm(p, out); }
 };
 
 }  // namespace

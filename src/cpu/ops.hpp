@@ -7,5 +7,6 @@ namespace tops::cpu {
 
 Status plan_softmax(const SoftmaxParams& p, PlanPtr* out);
 Status plan_transpose(const TransposeParams& p, PlanPtr* out);
+Status plan_gemm(const GemmParams& p, PlanPtr* out);
 
 }  // namespace tops::cpu

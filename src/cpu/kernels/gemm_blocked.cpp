@@ -1,0 +1,367 @@
+// Blocked f32-accumulating GEMM (gemm_<in>[_<out>out]_<mr>x<nr>_<isa>).
+//
+// Strategy (Goto / BLIS): D = act(alpha * A @ B + beta * C + bias) is cut
+// into NC-wide column panels (jc), then KC-deep slabs (pc). For each slab the
+// thread team packs B (KC, NC) into NR-wide column slivers, (kc, NR) each and
+// contiguous, so the micro-kernel streams it with aligned vector loads; each
+// thread then packs its own MC-tall block of A into MR-tall row slivers
+// (kc, MR). f16 / bf16 inputs are widened to f32 while packing, and packing
+// handles any strides (row- or column-major, padded, batch stride 0), so the
+// micro-kernel sees one layout only. The micro-kernel keeps an MR x NR tile
+// (NR = two SIMD vectors) in registers: per k step two B vectors are loaded
+// and each A element is broadcast into two FMAs. A packed B sliver stays in L1
+// while the loop walks the A slivers of the block (kept in L2), which is why
+// KC is sized from L1 and MC from L2 (src/cpu/gemm.cpp).
+//
+// The epilogue runs in the tile store: the first K slab adds beta * C, later
+// slabs add the partial sums kept in D (f32 output) or in an f32 workspace
+// accumulator (f16 / bf16 output, so partial sums are never rounded), and the
+// last slab adds the bias, applies the activation and converts to the output
+// dtype. Element (i, j) of C is read right before element (i, j) of D is
+// written, so D may be C. Full tiles with unit column strides use vector
+// loads and stores; edge tiles (any M, N) and other strides go through a
+// small stack tile and a scalar loop.
+//
+// Threads split the (MC block, NR sliver range) items of each slab evenly;
+// two barriers per slab protect the shared packed B.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "cpu/gemm_kernels.hpp"
+#include "cpu/isa_arch.hpp"
+#include "cpu/vec_convert.hpp"
+
+namespace tops::cpu {
+namespace TOPS_ISA_NS {
+namespace {
+
+#if defined(TOPS_CPU_ISA_avx512)
+constexpr Isa kIsa = Isa::avx512;
+#elif defined(TOPS_CPU_ISA_avx2)
+constexpr Isa kIsa = Isa::avx2;
+#else
+constexpr Isa kIsa = Isa::sse4;
+#endif
+
+constexpr int kMr = gemm_tile_shape(kIsa).mr;
+constexpr int kNr = gemm_tile_shape(kIsa).nr;
+constexpr int kNv = kNr / kLanes;  // vectors per tile row
+static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per k step");
+static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluTanhCubic = 0.044715f;
+
+#define TOPS_GEMM_INLINE inline __attribute__((always_inline))
+
+using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
+
+// ------------------------------------------------------------------ activations
+
+TOPS_GEMM_INLINE VecF activate(Activation act, VecF v) {
+    switch (act) {
+        case Activation::relu: return xsimd::max(v, VecF(0.0f));
+        case Activation::gelu_erf: return VecF(0.5f) * v * (VecF(1.0f) + xsimd::erf(v * VecF(kInvSqrt2)));
+        case Activation::gelu_tanh: {
+            const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
+            return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
+        }
+        case Activation::silu: return v / (VecF(1.0f) + xsimd::exp(-v));
+        default: return v;
+    }
+}
+
+inline float activate1(Activation act, float v) {
+    switch (act) {
+        case Activation::relu: return v > 0.0f ? v : 0.0f;
+        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
+        case Activation::gelu_tanh:
+            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
+        case Activation::silu: return v / (1.0f + std::exp(-v));
+        default: return v;
+    }
+}
+
+// ------------------------------------------------------------------ packing
+
+// One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
+// dst (kc, NR) contiguous, columns past ncols zero.
+template <tops_dtype_t IN>
+void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t ncols, float* dst) {
+    if (ncols == kNr && cs == 1) {
+        for (int64_t p = 0; p < kc; ++p) {
+            for (int v = 0; v < kNv; ++v) load<IN>(src + p * rs + v * kLanes).store_aligned(dst + p * kNr + v * kLanes);
+        }
+    } else if (rs == 1) {  // each column contiguous along k
+        for (int64_t j = 0; j < kNr; ++j) {
+            if (j < ncols) {
+                const storage_t<IN>* col = src + j * cs;
+                for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = to_float<IN>(col[p]);
+            } else {
+                for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = 0.0f;
+            }
+        }
+    } else {
+        for (int64_t p = 0; p < kc; ++p) {
+            for (int64_t j = 0; j < kNr; ++j) dst[p * kNr + j] = j < ncols ? to_float<IN>(src[p * rs + j * cs]) : 0.0f;
+        }
+    }
+}
+
+// One MR-tall sliver of A: (mrows, kc) at src with strides (rs, cs) ->
+// dst (kc, MR) contiguous, rows past mrows zero.
+template <tops_dtype_t IN>
+void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t mrows, float* dst) {
+    if (cs == 1) {  // row-major: each row contiguous along k
+        for (int64_t i = 0; i < kMr; ++i) {
+            if (i < mrows) {
+                const storage_t<IN>* row = src + i * rs;
+                for (int64_t p = 0; p < kc; ++p) dst[p * kMr + i] = to_float<IN>(row[p]);
+            } else {
+                for (int64_t p = 0; p < kc; ++p) dst[p * kMr + i] = 0.0f;
+            }
+        }
+    } else {
+        for (int64_t p = 0; p < kc; ++p) {
+            for (int64_t i = 0; i < kMr; ++i) dst[p * kMr + i] = i < mrows ? to_float<IN>(src[i * rs + p * cs]) : 0.0f;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ micro-kernel
+
+// acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed.
+TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc) {
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+        const VecF b0 = VecF::load_aligned(b);
+        const VecF b1 = VecF::load_aligned(b + kLanes);
+#pragma GCC unroll 32
+        for (int i = 0; i < kMr; ++i) {
+            const VecF ai(a[i]);
+            acc[i][0] = xsimd::fma(ai, b0, acc[i][0]);
+            acc[i][1] = xsimd::fma(ai, b1, acc[i][1]);
+        }
+        a += kMr;
+        b += kNr;
+    }
+}
+
+// ------------------------------------------------------------------ epilogue
+
+// Where one tile's result goes. part (f32) holds partial sums across K slabs:
+// D itself for f32 output, the workspace accumulator otherwise.
+template <tops_dtype_t OUT>
+struct TileDest {
+    float alpha = 1.0f, beta = 0.0f;
+    Activation act = Activation::none;
+    const float* prev = nullptr;              // partial sums to add (not the first slab)
+    float* part = nullptr;                    // where partial sums go (not the last slab)
+    int64_t part_rs = 0, part_cs = 0;
+    const storage_t<OUT>* c = nullptr;        // beta * C (first slab only)
+    int64_t c_rs = 0, c_cs = 0;
+    const storage_t<OUT>* bias = nullptr;     // last slab only
+    int64_t bias_s = 0;
+    storage_t<OUT>* d = nullptr;              // final output (last slab only)
+    int64_t d_rs = 0, d_cs = 0;
+    bool last = false;
+};
+
+// Full tile, unit column strides everywhere: vector loads and stores.
+template <tops_dtype_t OUT>
+TOPS_GEMM_INLINE void store_tile_vec(const Tile& acc, const TileDest<OUT>& t) {
+    const VecF alpha(t.alpha), beta(t.beta);
+    VecF bias[kNv];
+    for (int v = 0; v < kNv; ++v) bias[v] = t.bias ? load<OUT>(t.bias + v * kLanes) : VecF(0.0f);
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) {
+            VecF x = acc[i][v] * alpha;
+            if (t.prev) x += VecF::load_unaligned(t.prev + i * t.part_rs + v * kLanes);
+            if (t.c) x = xsimd::fma(beta, load<OUT>(t.c + i * t.c_rs + v * kLanes), x);
+            if (t.last) {
+                store<OUT>(t.d + i * t.d_rs + v * kLanes, activate(t.act, x + bias[v]));
+            } else {
+                x.store_unaligned(t.part + i * t.part_rs + v * kLanes);
+            }
+        }
+    }
+}
+
+// Any tile (mrows <= MR, ncols <= NR), any strides: scalar.
+template <tops_dtype_t OUT>
+void store_tile_scalar(const Tile& acc, const TileDest<OUT>& t, int64_t mrows, int64_t ncols) {
+    alignas(64) float tmp[kMr][kNr];
+    for (int i = 0; i < kMr; ++i) {
+        for (int v = 0; v < kNv; ++v) acc[i][v].store_aligned(&tmp[i][v * kLanes]);
+    }
+    for (int64_t i = 0; i < mrows; ++i) {
+        for (int64_t j = 0; j < ncols; ++j) {
+            float x = t.alpha * tmp[i][j];
+            if (t.prev) x += t.prev[i * t.part_rs + j * t.part_cs];
+            if (t.c) x += t.beta * to_float<OUT>(t.c[i * t.c_rs + j * t.c_cs]);
+            if (t.last) {
+                if (t.bias) x += to_float<OUT>(t.bias[j * t.bias_s]);
+                t.d[i * t.d_rs + j * t.d_cs] = from_float<OUT>(activate1(t.act, x));
+            } else {
+                t.part[i * t.part_rs + j * t.part_cs] = x;
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ driver
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// How a slab's M extent is cut into blocks: blocks of mc rows (a multiple of
+// MR), their count a multiple of the thread count when M allows it, so every
+// thread gets the same number of rows.
+struct MSplit {
+    int64_t mc = 0, blocks = 0;
+};
+
+MSplit split_m(int64_t m, int64_t mc_max, int nt) {
+    int64_t blocks = ceil_div(m, mc_max);
+    if (blocks % nt != 0 && m >= int64_t(kMr) * nt) blocks = round_up(blocks, nt);
+    MSplit s;
+    s.mc = std::min(mc_max, round_up(ceil_div(m, blocks), kMr));
+    s.blocks = ceil_div(m, s.mc);
+    return s;
+}
+
+template <tops_dtype_t IN, tops_dtype_t OUT>
+void gemm_team_member(const GemmArgs& g, int tid, int nt) {
+    using TI = storage_t<IN>;
+    using TO = storage_t<OUT>;
+    constexpr bool kF32Out = OUT == TOPS_DTYPE_F32;
+    float* const bpack = reinterpret_cast<float*>(g.ws + g.ws_layout.b_offset);
+    float* const apack = reinterpret_cast<float*>(g.ws + g.ws_layout.a_offset + g.ws_layout.a_stride * size_t(tid));
+    float* const accbuf = g.ws_layout.has_acc ? reinterpret_cast<float*>(g.ws + g.ws_layout.acc_offset) : nullptr;
+    const int64_t kc_max = g.blk.kc, nc_max = g.blk.nc;
+    const int64_t kslabs = g.k > 0 ? ceil_div(g.k, kc_max) : 1;
+    const MSplit ms = split_m(g.m, g.blk.mc, nt);
+    const bool vec_ok = g.d_cs == 1 && (!g.c || g.c_cs == 1) && (!g.bias || g.bias_s == 1);
+
+    for (int64_t bi = 0; bi < g.batch; ++bi) {
+        const TI* A = static_cast<const TI*>(g.a) + bi * g.a_bs;
+        const TI* B = static_cast<const TI*>(g.b) + bi * g.b_bs;
+        const TO* C = g.c ? static_cast<const TO*>(g.c) + bi * g.c_bs : nullptr;
+        TO* D = static_cast<TO*>(g.d) + bi * g.d_bs;
+        for (int64_t jc = 0; jc < g.n; jc += nc_max) {
+            const int64_t ncur = std::min(nc_max, g.n - jc);
+            const int64_t slivers = ceil_div(ncur, kNr);
+            const int64_t nsplit = ms.blocks >= nt ? 1 : std::min(slivers, ceil_div(nt, ms.blocks));
+            const int64_t items = ms.blocks * nsplit;
+            for (int64_t slab = 0; slab < kslabs; ++slab) {
+                const int64_t pc = slab * kc_max;
+                const int64_t kc = std::min(kc_max, g.k - pc);
+                const bool first = slab == 0, last = slab == kslabs - 1;
+
+                // (kc, ncur) of B -> slivers (kc, NR), split across the team.
+                for (int64_t s = slivers * tid / nt; s < slivers * (tid + 1) / nt; ++s) {
+                    pack_b_sliver<IN>(B + pc * g.b_rs + (jc + s * kNr) * g.b_cs, g.b_rs, g.b_cs, kc,
+                                      std::min<int64_t>(kNr, ncur - s * kNr), bpack + s * kNr * kc);
+                }
+                if (nt > 1) {
+#pragma omp barrier
+                }
+                int64_t packed_block = -1;
+                for (int64_t item = items * tid / nt; item < items * (tid + 1) / nt; ++item) {
+                    const int64_t blk = item / nsplit, part = item % nsplit;
+                    const int64_t r0 = blk * ms.mc;
+                    const int64_t rows = std::min(ms.mc, g.m - r0);
+                    if (blk != packed_block) {  // (rows, kc) of A -> slivers (kc, MR)
+                        for (int64_t ir = 0; ir < rows; ir += kMr) {
+                            pack_a_sliver<IN>(A + (r0 + ir) * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, kc,
+                                              std::min<int64_t>(kMr, rows - ir), apack + ir * kc);
+                        }
+                        packed_block = blk;
+                    }
+                    for (int64_t s = slivers * part / nsplit; s < slivers * (part + 1) / nsplit; ++s) {
+                        const int64_t j0 = jc + s * kNr;
+                        const int64_t ncols = std::min<int64_t>(kNr, g.n - j0);
+                        for (int64_t ir = 0; ir < rows; ir += kMr) {
+                            const int64_t i0 = r0 + ir;
+                            const int64_t mrows = std::min<int64_t>(kMr, rows - ir);
+                            Tile acc;
+                            micro_kernel(kc, apack + ir * kc, bpack + s * kNr * kc, acc);
+
+                            TileDest<OUT> t;
+                            t.alpha = g.alpha;
+                            t.beta = g.beta;
+                            t.act = g.act;
+                            t.last = last;
+                            if constexpr (kF32Out) {
+                                t.part = reinterpret_cast<float*>(D) + i0 * g.d_rs + j0 * g.d_cs;
+                                t.part_rs = g.d_rs;
+                                t.part_cs = g.d_cs;
+                            } else if (accbuf) {
+                                t.part = accbuf + i0 * nc_max + (j0 - jc);
+                                t.part_rs = nc_max;
+                                t.part_cs = 1;
+                            }
+                            if (!first) t.prev = t.part;
+                            if (first && C) {
+                                t.c = C + i0 * g.c_rs + j0 * g.c_cs;
+                                t.c_rs = g.c_rs;
+                                t.c_cs = g.c_cs;
+                            }
+                            if (last) {
+                                t.d = D + i0 * g.d_rs + j0 * g.d_cs;
+                                t.d_rs = g.d_rs;
+                                t.d_cs = g.d_cs;
+                                if (g.bias) {
+                                    t.bias = static_cast<const TO*>(g.bias) + j0 * g.bias_s;
+                                    t.bias_s = g.bias_s;
+                                }
+                            }
+                            const bool part_unit = t.part == nullptr || t.part_cs == 1;
+                            if (vec_ok && part_unit && mrows == kMr && ncols == kNr) {
+                                store_tile_vec<OUT>(acc, t);
+                            } else {
+                                store_tile_scalar<OUT>(acc, t, mrows, ncols);
+                            }
+                        }
+                    }
+                }
+                if (nt > 1) {
+#pragma omp barrier
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace TOPS_ISA_NS
+
+template <tops_dtype_t IN, tops_dtype_t OUT>
+template <class A>
+void GemmBlockedKernel<IN, OUT>::operator()(A, GemmArgs g) const {
+    if (g.threads <= 1) {
+        TOPS_ISA_NS::gemm_team_member<IN, OUT>(g, 0, 1);
+        return;
+    }
+#pragma omp parallel num_threads(g.threads)
+    TOPS_ISA_NS::gemm_team_member<IN, OUT>(g, omp_get_thread_num(), omp_get_num_threads());
+}
+
+// Input x output dtypes: f32 -> f32; f16 / bf16 -> themselves or f32.
+template void GemmBlockedKernel<TOPS_DTYPE_F32, TOPS_DTYPE_F32>::operator()<Arch>(Arch, GemmArgs) const;
+template void GemmBlockedKernel<TOPS_DTYPE_F16, TOPS_DTYPE_F16>::operator()<Arch>(Arch, GemmArgs) const;
+template void GemmBlockedKernel<TOPS_DTYPE_F16, TOPS_DTYPE_F32>::operator()<Arch>(Arch, GemmArgs) const;
+template void GemmBlockedKernel<TOPS_DTYPE_BF16, TOPS_DTYPE_BF16>::operator()<Arch>(Arch, GemmArgs) const;
+template void GemmBlockedKernel<TOPS_DTYPE_BF16, TOPS_DTYPE_F32>::operator()<Arch>(Arch, GemmArgs) const;
+
+}  // namespace tops::cpu
