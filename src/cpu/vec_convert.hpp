@@ -14,8 +14,9 @@
 #if defined(TOPS_CPU_ISA_avx512) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 // GCC 12 reports the undefined pass-through operand inside its own AVX-512
 // intrinsic wrappers (_mm512_max_ps, _mm512_cvttps_epi32, ...) as
-// "may be used uninitialized" wherever they are inlined; fixed in GCC 13.
+// "(may be) used uninitialized" wherever they are inlined; fixed in GCC 13.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <immintrin.h>
