@@ -195,7 +195,7 @@ __device__ __forceinline__ void store_values(const SoftmaxRowParams& p, T* yrow,
 // registers. Each group owns ROWS rows at once: their loads are all in flight
 // before the first reduction (short rows otherwise leave too few bytes in flight).
 template <class T, int VEC, int ITERS, int GROUP, int ROWS>
-__global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(const SoftmaxRowParams p) {
+__global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
     static_assert(GROUP >= 1 && GROUP <= kWarpSize && (GROUP & (GROUP - 1)) == 0, "GROUP: power of two <= 32");
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert(kWarpRowsThreads % kWarpSize == 0, "whole warps");
@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(con
 // kept in dynamic shared memory (raw T) as they are read; the rest (rows
 // longer than shared memory) is read a second time for the output pass.
 template <class T, int VEC>
-__global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(const SoftmaxRowParams p) {
+__global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ MaxSum scratch[kWarpSize];
     using V = Vec<T, VEC>;
@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(co
 // ---------------------------------------------------------------- strided rows
 // One thread per row; the axis is walked with stride x_inner (not the fastest dim).
 template <class T>
-__global__ void __launch_bounds__(kStridedThreads) softmax_strided_rows_kernel(const SoftmaxRowParams p) {
+__global__ void __launch_bounds__(kStridedThreads) softmax_strided_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
     const T* x = static_cast<const T*>(p.x);
     T* y = static_cast<T*>(p.y);
     const int64_t step = int64_t(gridDim.x) * blockDim.x;

@@ -72,7 +72,7 @@ struct TransposeGatherParams {
 };
 
 template <int VB>
-__global__ void __launch_bounds__(kGatherThreads) transpose_gather_rows_kernel(const TransposeGatherParams p) {
+__global__ void __launch_bounds__(kGatherThreads) transpose_gather_rows_kernel(const __grid_constant__ TransposeGatherParams p) {
     using U = typename ByteUnit<VB>::type;
     const U* x = static_cast<const U*>(p.x);
     U* y = static_cast<U*>(p.y);
@@ -135,7 +135,7 @@ struct TransposeTileParams {
 };
 
 template <int E, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads) transpose_tiled_kernel(const TransposeTileParams p) {
+__global__ void __launch_bounds__(Tile::kThreads) transpose_tiled_kernel(const __grid_constant__ TransposeTileParams p) {
     using T = typename ByteUnit<E>::type;
     // Pad so the row pitch is an odd number of 4-byte words (E <= 4) or an
     // odd number of 8-byte pairs (E == 8): column accesses are conflict-free.
@@ -217,7 +217,7 @@ struct TransposeStridedParams {
 };
 
 template <int E>
-__global__ void __launch_bounds__(kStridedThreads) transpose_strided_kernel(const TransposeStridedParams p) {
+__global__ void __launch_bounds__(kStridedThreads) transpose_strided_kernel(const __grid_constant__ TransposeStridedParams p) {
     using T = typename ByteUnit<E>::type;
     const T* x = static_cast<const T*>(p.x);
     T* y = static_cast<T*>(p.y);
