@@ -68,20 +68,20 @@ struct RowOffsets {
     int64_t x, y, m, l;
 };
 
+// A rolled loop on purpose (see transpose.cu: unrolled index walks stall on
+// instruction fetch).
 __device__ __forceinline__ RowOffsets row_offsets(const RowIndexer& ix, int64_t row) {
     RowOffsets o{0, 0, 0, 0};
     uint64_t r = uint64_t(row);
-#pragma unroll
-    for (int i = kMaxRank - 1; i >= 1; --i) {
-        if (i < ix.ndim) {
-            uint64_t q, rem;
-            ix.div[i].divmod(r, &q, &rem);
-            o.x += int64_t(rem) * ix.xs[i];
-            o.y += int64_t(rem) * ix.ys[i];
-            o.m += int64_t(rem) * ix.ms[i];
-            o.l += int64_t(rem) * ix.ls[i];
-            r = q;
-        }
+#pragma unroll 1
+    for (int i = ix.ndim - 1; i >= 1; --i) {
+        uint64_t q, rem;
+        ix.div[i].divmod(r, &q, &rem);
+        o.x += int64_t(rem) * ix.xs[i];
+        o.y += int64_t(rem) * ix.ys[i];
+        o.m += int64_t(rem) * ix.ms[i];
+        o.l += int64_t(rem) * ix.ls[i];
+        r = q;
     }
     if (ix.ndim > 0) {
         o.x += int64_t(r) * ix.xs[0];

@@ -148,9 +148,15 @@ struct FastDivmod {
             *q = qq;
             *r = n32 - qq * uint32_t(d);
         } else {
-            *q = n / d;
-            *r = n - *q * d;
+            slow_divmod(n, d, q, r);
         }
+    }
+
+    // Out of line: an inlined 64-bit division at every call site bloats the
+    // kernels enough to stall them on instruction fetch (seen with ncu).
+    static __device__ __noinline__ void slow_divmod(uint64_t n, uint64_t d, uint64_t* q, uint64_t* r) {
+        *q = n / d;
+        *r = n - *q * d;
     }
 };
 
