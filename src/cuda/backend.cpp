@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/ops.hpp"
 
 namespace tops::cuda {
@@ -36,6 +37,24 @@ public:
         const DeviceInfo* d = nullptr;
         TOPS_RETURN_IF_ERROR(lookup(device, &d));
         return cuda::plan_transpose(p, *d, out);
+    }
+
+    Status plan_norm(const NormParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_norm(p, *d, out);
+    }
+
+    Status plan_reduce(const ReduceParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_reduce(p, *d, out);
+    }
+
+    Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_eltwise(p, *d, out);
     }
 
 private:

@@ -1,0 +1,440 @@
+// Fused elementwise ops on CUDA (bias + activation, PReLU, weighted sum of
+// up to 8 inputs) for f32, f16 and bf16 storage with f32 math.
+//
+// The plan drops size-1 dims of y and merges neighbouring dims that every
+// tensor continues, then classifies each input against a dense y:
+//   dense    the input has y's layout: element i is at i;
+//   const    one element broadcast everywhere;
+//   row_vec  a row-broadcast vector (bias [1, N]): element i is at i % N,
+//            and 16-byte loads work because N is a multiple of the vector;
+//   run      one varying dim whose inner extent is a multiple of the vector
+//            (per-channel slope [1, C, 1, 1] over NCHW, a column bias
+//            [M, 1]): a whole vector of y sees one input element;
+//   gather   one varying dim otherwise: per-element index math.
+// A dense y with classified inputs takes the vector kernel (VEC = 1 when an
+// input is gathered or a pointer is misaligned): each thread
+// handles 16-byte vectors of y (kUnroll of them in flight, grid-stride over
+// a persistent grid), loading each input by its class. Anything else (a
+// strided y, inputs varying along several dims) takes the general kernel,
+// which decomposes each element index over the merged dims. Every element
+// is read and written by the same thread, so y may alias an input exactly.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "cuda/common/device.cuh"
+#include "cuda/norm_reduce_eltwise.hpp"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;  // vectors in flight per thread
+constexpr size_t kVecBytes = 16;
+
+enum class Mode : int { dense, konst, row_vec, run, gather };
+
+struct EltInput {
+    const void* ptr = nullptr;
+    Mode mode = Mode::dense;
+    FastDivmod inner;  // row_vec / run / gather: elements of y per step of the varying dim
+    FastDivmod size;   // size of the varying dim
+    int64_t stride = 0;
+};
+
+// The one parameter struct of every elementwise kernel (passed by value).
+struct EltwiseKernelParams {
+    void* y = nullptr;
+    int64_t n = 0;
+    int num_inputs = 0;
+    float coefs[kMaxEltwiseInputs] = {};
+    EltInput in[kMaxEltwiseInputs];
+    // General kernel: merged dims (outermost first) and strides of y and the inputs.
+    int ndim = 0;
+    FastDivmod dims[kMaxRank];
+    int64_t ys[kMaxRank] = {};
+    int64_t is[kMaxEltwiseInputs][kMaxRank] = {};
+};
+
+// ---------------------------------------------------------------- math
+template <Activation A>
+__device__ __forceinline__ float activate(float v) {
+    if constexpr (A == Activation::relu) return v < 0.0f ? 0.0f : v;  // NaN stays NaN
+    if constexpr (A == Activation::gelu_erf) return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    if constexpr (A == Activation::gelu_tanh) {
+        constexpr float kSqrt2OverPi = 0.79788456080286536f;
+        constexpr float kCubic = 0.044715f;
+        return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
+    }
+    if constexpr (A == Activation::silu) return v / (1.0f + expf(-v));
+    return v;
+}
+
+// Folds input k into the running value.
+template <EltwiseKind K>
+__device__ __forceinline__ float fold(int k, float acc, float in, float coef) {
+    if constexpr (K == EltwiseKind::weighted_sum) return k == 0 ? coef * in : fmaf(coef, in, acc);
+    if constexpr (K == EltwiseKind::prelu) return k == 0 ? in : (acc > 0.0f ? acc : in * acc);
+    return k == 0 ? in : acc + in;  // bias_act: x + bias
+}
+
+template <EltwiseKind K, Activation A>
+__device__ __forceinline__ float finish(float v) {
+    if constexpr (K == EltwiseKind::bias_act) return activate<A>(v);
+    return v;
+}
+
+// Element offset of y-element i in a one-varying-dim input.
+__device__ __forceinline__ int64_t periodic_offset(const EltInput& in, int64_t i) {
+    uint64_t q, r, q2, r2;
+    in.inner.divmod(uint64_t(i), &q, &r);
+    in.size.divmod(q, &q2, &r2);
+    return int64_t(r2) * in.stride;
+}
+
+template <class T>
+__device__ __forceinline__ float load_one(const EltInput& in, int64_t i) {
+    const T* p = static_cast<const T*>(in.ptr);
+    switch (in.mode) {
+        case Mode::dense: return ElemTraits<T>::to_float(p[i]);
+        case Mode::konst: return ElemTraits<T>::to_float(p[0]);
+        default: return ElemTraits<T>::to_float(p[periodic_offset(in, i)]);
+    }
+}
+
+// VEC elements of an input for y elements [i, i + VEC), i a multiple of VEC.
+// VEC > 1 only for dense, row_vec, konst and run inputs (checked at plan time).
+template <class T, int VEC>
+__device__ __forceinline__ void load_vec(const EltInput& in, int64_t i, float (&v)[VEC]) {
+    if constexpr (VEC == 1) {
+        v[0] = load_one<T>(in, i);
+    } else if (in.mode == Mode::dense || in.mode == Mode::row_vec) {
+        int64_t off = i;
+        if (in.mode == Mode::row_vec) {
+            uint64_t q, r;
+            in.size.divmod(uint64_t(i), &q, &r);
+            off = int64_t(r);
+        }
+        const Vec<T, VEC> t = *reinterpret_cast<const Vec<T, VEC>*>(static_cast<const T*>(in.ptr) + off);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[j] = ElemTraits<T>::to_float(t.v[j]);
+    } else {
+        const float s = load_one<T>(in, i);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[j] = s;
+    }
+}
+
+// Inputs a kind can have: two for bias + activation and PReLU.
+template <EltwiseKind K>
+constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2;
+
+// ---------------------------------------------------------------- dense y
+// y contiguous (n elements); inputs by class. Full vectors first, then the
+// n % VEC tail element by element.
+template <class T, EltwiseKind K, Activation A, int VEC>
+__global__ void __launch_bounds__(kThreads) eltwise_dense_kernel(const EltwiseKernelParams p) {
+    static_assert(VEC * sizeof(T) <= kVecBytes, "vectors are at most 16 bytes");
+    T* y = static_cast<T*>(p.y);
+    const int64_t nvec = p.n / VEC;
+    const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
+    const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int64_t v0 = gtid; v0 < nvec; v0 += int64_t(kUnroll) * gstride) {
+        float acc[kUnroll][VEC] = {};
+#pragma unroll
+        for (int k = 0; k < kInputsOf<K>; ++k) {
+            if (k < p.num_inputs) {
+                float in[kUnroll][VEC];
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) {
+                    const int64_t v = v0 + int64_t(u) * gstride;
+                    if (v < nvec) load_vec<T, VEC>(p.in[k], v * VEC, in[u]);
+                }
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) acc[u][j] = fold<K>(k, acc[u][j], in[u][j], p.coefs[k]);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t v = v0 + int64_t(u) * gstride;
+            if (v < nvec) {
+                Vec<T, VEC> t;
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) t.v[j] = ElemTraits<T>::from_float(finish<K, A>(acc[u][j]));
+                *reinterpret_cast<Vec<T, VEC>*>(y + v * VEC) = t;
+            }
+        }
+    }
+    const int64_t i = nvec * VEC + gtid;
+    if (i < p.n) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < kInputsOf<K>; ++k) {
+            if (k < p.num_inputs) acc = fold<K>(k, acc, load_one<T>(p.in[k], i), p.coefs[k]);
+        }
+        y[i] = ElemTraits<T>::from_float(finish<K, A>(acc));
+    }
+}
+
+// ---------------------------------------------------------------- general
+// Any strides: each element index is decomposed over the merged dims.
+template <class T, EltwiseKind K, Activation A>
+__global__ void __launch_bounds__(kThreads) eltwise_strided_kernel(const EltwiseKernelParams p) {
+    T* y = static_cast<T*>(p.y);
+    const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < p.n; e += gstride) {
+        int64_t yo = 0;
+        int64_t io[kInputsOf<K>] = {};
+        uint64_t r = uint64_t(e);
+#pragma unroll
+        for (int d = kMaxRank - 1; d >= 0; --d) {
+            if (d < p.ndim) {
+                uint64_t q = r, idx = r;
+                if (d > 0) p.dims[d].divmod(r, &q, &idx);
+                yo += int64_t(idx) * p.ys[d];
+#pragma unroll
+                for (int k = 0; k < kInputsOf<K>; ++k) {
+                    if (k < p.num_inputs) io[k] += int64_t(idx) * p.is[k][d];
+                }
+                r = q;
+            }
+        }
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < kInputsOf<K>; ++k) {
+            if (k < p.num_inputs) {
+                const float v = ElemTraits<T>::to_float(static_cast<const T*>(p.in[k].ptr)[io[k]]);
+                acc = fold<K>(k, acc, v, p.coefs[k]);
+            }
+        }
+        y[yo] = ElemTraits<T>::from_float(finish<K, A>(acc));
+    }
+}
+
+// ---------------------------------------------------------------- instantiation list
+enum class Path { kDense, kStrided };
+
+struct KernelEntry {
+    Path path;
+    tops_dtype_t dtype;
+    EltwiseKind kind;
+    Activation act;
+    int vec;
+    const void* fn;
+    const char* name;
+};
+
+#define TOPS_ELT_ENTRIES(T, DT, NAME, VM, K, A, OPNAME)                                                    \
+    {Path::kDense, DT, EltwiseKind::K, Activation::A, VM,                                                  \
+     reinterpret_cast<const void*>(&eltwise_dense_kernel<T, EltwiseKind::K, Activation::A, VM>),           \
+     OPNAME "_" NAME "_dense_v" #VM "_cuda"},                                                              \
+    {Path::kDense, DT, EltwiseKind::K, Activation::A, 1,                                                   \
+     reinterpret_cast<const void*>(&eltwise_dense_kernel<T, EltwiseKind::K, Activation::A, 1>),            \
+     OPNAME "_" NAME "_dense_v1_cuda"},                                                                    \
+    {Path::kStrided, DT, EltwiseKind::K, Activation::A, 1,                                                 \
+     reinterpret_cast<const void*>(&eltwise_strided_kernel<T, EltwiseKind::K, Activation::A>),             \
+     OPNAME "_" NAME "_strided_cuda"}
+#define TOPS_ELT_DTYPE(T, DT, NAME, VM)                                                \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, none, "bias"),                         \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, relu, "bias_relu"),                    \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, gelu_erf, "bias_gelu_erf"),            \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, gelu_tanh, "bias_gelu_tanh"),          \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, silu, "bias_silu"),                    \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, prelu, none, "prelu"),                           \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, weighted_sum, none, "weighted_sum")
+
+const KernelEntry kKernels[] = {
+    TOPS_ELT_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
+    TOPS_ELT_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
+    TOPS_ELT_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
+};
+
+#undef TOPS_ELT_DTYPE
+#undef TOPS_ELT_ENTRIES
+
+const KernelEntry* find_kernel(Path path, tops_dtype_t dt, EltwiseKind k, Activation a, int vec) {
+    for (const KernelEntry& e : kKernels) {
+        if (e.path == path && e.dtype == dt && e.kind == k && e.act == a && e.vec == vec) return &e;
+    }
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- planning
+struct Launch {
+    const KernelEntry* kernel = nullptr;
+    int grid = 0;
+};
+
+Status make_launch(const KernelEntry* k, int64_t work_threads, const DeviceInfo& dev, Launch* out) {
+    if (!k) return Status(TOPS_ERROR_INTERNAL, "elementwise: no CUDA kernel instantiated for this case");
+    int per_sm = 0;
+    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, kThreads, 0),
+                                     "elementwise: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("elementwise: ", k->name, " cannot be resident"));
+    const int64_t needed = (work_threads + kThreads - 1) / kThreads;
+    out->kernel = k;
+    out->grid = int(std::max<int64_t>(1, std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count)));
+    return Status::ok();
+}
+
+bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+class EltwisePlanCuda final : public OpPlan {
+public:
+    EltwisePlanCuda(EltwiseKind kind, const EltwiseKernelParams& base, const Launch& vec_launch,
+                    const Launch& fallback, int device, std::string why)
+        : kind_(kind), base_(base), vec_(vec_launch), fallback_(fallback), device_(device), why_(std::move(why)) {}
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (base_.n == 0) return Status::ok();
+        DeviceScope scope(device_);
+        TOPS_RETURN_IF_ERROR(scope.status());
+        EltwiseKernelParams p = base_;
+        p.y = args.out(TOPS_ARG_Y);
+        for (int k = 0; k < p.num_inputs; ++k) p.in[k].ptr = args.in(arg_kind(k));
+        bool use_vec = vec_.kernel && aligned(p.y, kVecBytes);
+        for (int k = 0; k < p.num_inputs; ++k) {
+            const bool vector_loads = p.in[k].mode == Mode::dense || p.in[k].mode == Mode::row_vec;
+            if (vector_loads && !aligned(p.in[k].ptr, kVecBytes)) use_vec = false;
+        }
+        const Launch& l = use_vec ? vec_ : fallback_;
+        void* kargs[] = {&p};
+        const cudaError_t err = cudaLaunchKernel(l.kernel->fn, dim3(l.grid), dim3(kThreads), kargs, 0,
+                                                 static_cast<cudaStream_t>(ctx.stream));
+        if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
+        return launch_status(l.kernel->name);
+    }
+
+    const char* kernel_name() const override { return (vec_.kernel ? vec_ : fallback_).kernel->name; }
+    std::string reason() const override { return why_; }
+
+private:
+    // Argument slot of input k: X then BIAS / SLOPE, or INPUT0 + k for weighted sums.
+    tops_arg_kind_t arg_kind(int k) const {
+        if (kind_ == EltwiseKind::weighted_sum) return tops_arg_kind_t(TOPS_ARG_INPUT0 + k);
+        if (k == 0) return TOPS_ARG_X;
+        return kind_ == EltwiseKind::prelu ? TOPS_ARG_SLOPE : TOPS_ARG_BIAS;
+    }
+
+    EltwiseKind kind_;
+    EltwiseKernelParams base_;
+    Launch vec_;       // kernel == nullptr unless y is dense and every input classified
+    Launch fallback_;  // dense VEC = 1 or strided: always valid
+    int device_;
+    std::string why_;
+};
+
+// Classifies one input (merged dims, y dense) for vectors of vm elements.
+bool classify(const int64_t* dims, const int64_t* ys, const int64_t* s, int nd, int vm, EltInput* in) {
+    bool dense = true;
+    int varying = -1, nvarying = 0;
+    for (int d = 0; d < nd; ++d) {
+        if (s[d] != ys[d]) dense = false;
+        if (s[d] != 0) {
+            varying = d;
+            ++nvarying;
+        }
+    }
+    if (dense) {
+        in->mode = Mode::dense;
+        return true;
+    }
+    if (nvarying == 0) {
+        in->mode = Mode::konst;
+        return true;
+    }
+    if (nvarying > 1) return false;
+    const int64_t inner = ys[varying];  // y dense: the stride of a dim is its inner extent
+    in->inner = FastDivmod(uint64_t(inner));
+    in->size = FastDivmod(uint64_t(dims[varying]));
+    in->stride = s[varying];
+    if (inner == 1 && s[varying] == 1 && dims[varying] % vm == 0) {
+        in->mode = Mode::row_vec;
+    } else if (inner % vm == 0) {
+        in->mode = Mode::run;
+    } else {
+        in->mode = Mode::gather;
+    }
+    return true;
+}
+
+}  // namespace
+
+// The one dispatch point: merged layout -> dense vector kernel or strided kernel.
+Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out) {
+    const int ni = ep.num_inputs;
+    // Drop size-1 dims, then merge neighbours that every tensor continues.
+    int64_t dims[kMaxRank], ys[kMaxRank], is[kMaxEltwiseInputs][kMaxRank];
+    int nd = 0;
+    for (int i = 0; i < ep.y.rank; ++i) {
+        if (ep.y.dims[i] == 1) continue;
+        const int64_t d = ep.y.dims[i];
+        bool merge = nd > 0 && ys[nd - 1] == ep.y.strides[i] * d;
+        for (int k = 0; k < ni && merge; ++k) merge = is[k][nd - 1] == ep.in[k].strides[i] * d;
+        if (merge) {
+            dims[nd - 1] *= d;
+            ys[nd - 1] = ep.y.strides[i];
+            for (int k = 0; k < ni; ++k) is[k][nd - 1] = ep.in[k].strides[i];
+            continue;
+        }
+        dims[nd] = d;
+        ys[nd] = ep.y.strides[i];
+        for (int k = 0; k < ni; ++k) is[k][nd] = ep.in[k].strides[i];
+        ++nd;
+    }
+    EltwiseKernelParams base;
+    base.n = ep.y.numel();
+    base.num_inputs = ni;
+    for (int k = 0; k < ni; ++k) base.coefs[k] = ep.coefs[k];
+    base.ndim = nd;
+    for (int d = 0; d < nd; ++d) {
+        base.dims[d] = FastDivmod(uint64_t(dims[d]));
+        base.ys[d] = ys[d];
+        for (int k = 0; k < ni; ++k) base.is[k][d] = is[k][d];
+    }
+    const tops_dtype_t dt = ep.y.dtype;
+    const int vm = int(kVecBytes / dtype_size(dt));
+    // Dense y: strides are the row-major extents of the merged dims.
+    int64_t dense[kMaxRank];
+    bool y_dense = true;
+    for (int d = nd - 1, e = 1; d >= 0; --d) {
+        dense[d] = e;
+        if (ys[d] != e) y_dense = false;
+        e *= dims[d];
+    }
+    bool classified = y_dense;
+    for (int k = 0; k < ni && classified; ++k) classified = classify(dims, dense, is[k], nd, vm, &base.in[k]);
+    DeviceScope scope(dev.ordinal);
+    TOPS_RETURN_IF_ERROR(scope.status());
+    Launch vec_l, fallback_l;
+    const char* path;
+    bool gather = false;
+    for (int k = 0; k < ni && classified; ++k) gather = gather || base.in[k].mode == Mode::gather;
+    if (classified) {
+        // A gathered input needs per-element index math: the VEC = 1 kernel.
+        if (!gather) {
+            TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
+                                             (base.n / vm + kUnroll - 1) / kUnroll, dev, &vec_l));
+        }
+        TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, 1),
+                                         (base.n + kUnroll - 1) / kUnroll, dev, &fallback_l));
+        path = "dense y, classified inputs";
+    } else {
+        TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kStrided, dt, ep.kind, ep.act, 1), base.n, dev,
+                                         &fallback_l));
+        path = y_dense ? "an input varies along several dims: strided" : "strided y";
+    }
+    static const char* const modes[] = {"dense", "const", "row_vec", "run", "gather"};
+    std::string inputs;
+    for (int k = 0; k < ni && classified; ++k) inputs += fmt(k ? "," : " inputs=", modes[int(base.in[k].mode)]);
+    std::string why = fmt(path, " n=", base.n, " merged_dims=", nd, inputs, " grid=",
+                          (vec_l.kernel ? vec_l : fallback_l).grid);
+    out->reset(new EltwisePlanCuda(ep.kind, base, vec_l, fallback_l, dev.ordinal, std::move(why)));
+    return Status::ok();
+}
+
+}  // namespace tops::cuda

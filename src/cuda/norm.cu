@@ -1,0 +1,560 @@
+// LayerNorm / RMSNorm on CUDA for f32, f16 and bf16 rows (f32 statistics),
+// with the fused residual form s = x + bias + residual, an optional pre-norm
+// output (s) and optional per-row mean / rstd outputs.
+//
+// Strategy, chosen by row length (as the fastest row-wise kernels do):
+// - register rows: a team of TEAM threads owns a row and keeps s in
+//   registers (ITERS vectors of VEC elements per thread), so x and residual
+//   are read exactly once. TEAM <= 32 is a (part of a) warp reducing with
+//   shuffles only (short rows: a warp works on 32 / TEAM rows at once);
+//   TEAM >= 128 is a whole block per row reducing through shared memory
+//   (medium rows, up to 1024 * 4 vectors). Statistics are exact two-pass
+//   over the registers: mean first, then the sum of squared deviations.
+// - streaming rows: rows too long for registers (e.g. 65536) are read twice
+//   by one block: a Welford pass (per-vector mean / M2 merged with Chan's
+//   formula, stable for any length), then a normalize pass whose reads
+//   mostly hit L2 because the block has just read the same row.
+// Every kernel reads all of a row before it writes any of it, and a thread
+// writes only elements it has itself read, so y and prenorm may alias x or
+// residual (in place). The grid is persistent: at most the number of blocks
+// that are resident at once, each walking rows with a grid stride, so small
+// row counts get one block per row and large ones no tail of tiny blocks.
+//
+// 16-byte vectors are used when every row tensor has unit column stride and
+// row strides, column count and parameter vectors allow them (plan time) and
+// the pointers are aligned (execute time); otherwise the same strategies run
+// with VEC = 1 and arbitrary strides.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda/common/device.cuh"
+#include "cuda/norm_reduce_eltwise.hpp"
+
+namespace tops::cuda {
+namespace {
+
+// Block size of the warp-team kernels: 4 warps, several rows per block.
+constexpr int kSmallTeamThreads = 128;
+// Block teams hold at most this many vectors per thread in registers.
+constexpr int kBlockTeamIters = 4;
+constexpr int kBlockTeamMin = 128;
+constexpr int kBlockTeamMax = 1024;
+// Warp teams hold at most this many vectors per lane.
+constexpr int kWarpTeamMaxIters = 8;
+constexpr int kStreamThreads = 1024;
+// Vectors a streaming thread loads back to back before using them.
+constexpr int kStreamUnroll = 4;
+
+// The one parameter struct of every norm kernel (passed by value).
+struct NormKernelParams {
+    const void* x = nullptr;
+    void* y = nullptr;
+    const void* residual = nullptr;  // nullptr: absent
+    void* prenorm = nullptr;         // nullptr: absent
+    const void* gamma = nullptr;
+    const void* beta = nullptr;
+    const void* bias = nullptr;
+    float* mean = nullptr;
+    float* rstd = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    // Row / column strides in elements: x, y, residual, prenorm.
+    int64_t x_rs = 0, x_cs = 1, y_rs = 0, y_cs = 1, r_rs = 0, r_cs = 1, p_rs = 0, p_cs = 1;
+    int64_t gamma_s = 1, beta_s = 1, bias_s = 1, mean_s = 1, rstd_s = 1;
+    bool gamma_f32 = false, beta_f32 = false, bias_f32 = false;  // else x's dtype
+    bool rms = false;
+    float eps = 1e-5f;
+};
+
+// VEC elements of a row tensor at column `col` (a multiple of VEC) as f32.
+template <class T, int VEC>
+__device__ __forceinline__ void load_elems(const T* row, int64_t col, int64_t cs, float (&v)[VEC]) {
+    if constexpr (VEC == 1) {
+        v[0] = ElemTraits<T>::to_float(row[col * cs]);
+    } else {
+        const Vec<T, VEC> t = *reinterpret_cast<const Vec<T, VEC>*>(row + col);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[j] = ElemTraits<T>::to_float(t.v[j]);
+    }
+}
+
+template <class T, int VEC>
+__device__ __forceinline__ void store_elems(T* row, int64_t col, int64_t cs, const float (&v)[VEC]) {
+    if constexpr (VEC == 1) {
+        row[col * cs] = ElemTraits<T>::from_float(v[0]);
+    } else {
+        Vec<T, VEC> t;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) t.v[j] = ElemTraits<T>::from_float(v[j]);
+        *reinterpret_cast<Vec<T, VEC>*>(row + col) = t;
+    }
+}
+
+// A gamma / beta / bias vector stored as f32 or as T.
+template <class T, int VEC>
+__device__ __forceinline__ void load_param(const void* ptr, bool f32, int64_t col, int64_t stride,
+                                           float (&v)[VEC]) {
+    if (f32) {
+        const float* f = static_cast<const float*>(ptr);
+        if constexpr (VEC == 1) {
+            v[0] = f[col * stride];
+        } else {
+            constexpr int kChunk = VEC < 4 ? VEC : 4;  // 16-byte pieces
+#pragma unroll
+            for (int c = 0; c < VEC; c += kChunk) {
+                const Vec<float, kChunk> t = *reinterpret_cast<const Vec<float, kChunk>*>(f + col + c);
+#pragma unroll
+                for (int j = 0; j < kChunk; ++j) v[c + j] = t.v[j];
+            }
+        }
+    } else {
+        load_elems<T, VEC>(static_cast<const T*>(ptr), col, stride, v);
+    }
+}
+
+// s = x [+ bias] [+ residual] at (row, col).
+template <class T, int VEC>
+__device__ __forceinline__ void load_sum(const NormKernelParams& p, int64_t row, int64_t col, float (&s)[VEC]) {
+    load_elems<T, VEC>(static_cast<const T*>(p.x) + row * p.x_rs, col, p.x_cs, s);
+    if (p.bias) {
+        float b[VEC];
+        load_param<T, VEC>(p.bias, p.bias_f32, col, p.bias_s, b);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s[j] += b[j];
+    }
+    if (p.residual) {
+        float r[VEC];
+        load_elems<T, VEC>(static_cast<const T*>(p.residual) + row * p.r_rs, col, p.r_cs, r);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s[j] += r[j];
+    }
+}
+
+// Writes prenorm (if any) and y for VEC elements of s.
+template <class T, int VEC>
+__device__ __forceinline__ void store_outputs(const NormKernelParams& p, int64_t row, int64_t col,
+                                              const float (&s)[VEC], float mean, float rstd) {
+    if (p.prenorm) store_elems<T, VEC>(static_cast<T*>(p.prenorm) + row * p.p_rs, col, p.p_cs, s);
+    float o[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] = (s[j] - mean) * rstd;
+    if (p.gamma) {
+        float g[VEC];
+        load_param<T, VEC>(p.gamma, p.gamma_f32, col, p.gamma_s, g);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] *= g[j];
+    }
+    if (p.beta) {
+        float b[VEC];
+        load_param<T, VEC>(p.beta, p.beta_f32, col, p.beta_s, b);
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] += b[j];
+    }
+    store_elems<T, VEC>(static_cast<T*>(p.y) + row * p.y_rs, col, p.y_cs, o);
+}
+
+__device__ __forceinline__ void store_stats(const NormKernelParams& p, int64_t row, float mean, float rstd) {
+    if (p.mean) p.mean[row * p.mean_s] = mean;
+    if (p.rstd) p.rstd[row * p.rstd_s] = rstd;
+}
+
+// Sum over a team of TEAM threads (TEAM <= 32: aligned lanes of a warp;
+// otherwise the whole block, through `scratch` of kWarpSize floats). Starts
+// with a barrier so consecutive calls may reuse scratch.
+template <int TEAM>
+__device__ __forceinline__ float team_sum(float v, float* scratch) {
+    if constexpr (TEAM <= kWarpSize) {
+        return group_sum<TEAM>(v);
+    } else {
+        static_assert(TEAM % kWarpSize == 0 && TEAM / kWarpSize <= kWarpSize, "block team of whole warps");
+        const int lane = threadIdx.x % kWarpSize;
+        const int warp = threadIdx.x / kWarpSize;
+        v = group_sum<kWarpSize>(v);
+        __syncthreads();
+        if (lane == 0) scratch[warp] = v;
+        __syncthreads();
+        return group_sum<kWarpSize>(lane < TEAM / kWarpSize ? scratch[lane] : 0.0f);
+    }
+}
+
+// ---------------------------------------------------------------- register rows
+// (rows, cols) with cols <= TEAM * ITERS * VEC; s stays in registers.
+template <class T, int VEC, int ITERS, int TEAM>
+__global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads)
+    norm_regs_kernel(const NormKernelParams p) {
+    static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
+    static_assert((TEAM & (TEAM - 1)) == 0 && TEAM >= 1 && TEAM <= kBlockTeamMax, "TEAM: power of two");
+    constexpr int kThreads = TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads;
+    constexpr int kRowsPerBlock = kThreads / TEAM;
+    __shared__ float scratch[kWarpSize];
+    const int lane = threadIdx.x % TEAM;
+    const float inv_cols = 1.0f / float(p.cols);
+    // The loop bound is uniform per block so that every thread reaches the reductions.
+    for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock; base < p.rows;
+         base += int64_t(gridDim.x) * kRowsPerBlock) {
+        const int64_t row = base + threadIdx.x / TEAM;
+        const bool active = row < p.rows;
+        float s[ITERS][VEC];
+        float sum = 0.0f;
+#pragma unroll
+        for (int it = 0; it < ITERS; ++it) {
+            const int64_t col = int64_t(it * TEAM + lane) * VEC;
+            if (active && col < p.cols) {
+                load_sum<T, VEC>(p, row, col, s[it]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) s[it][j] = 0.0f;
+            }
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) sum += s[it][j];
+        }
+        // Every read of this thread's elements is done: prenorm may overwrite them now.
+        if (p.prenorm) {
+#pragma unroll
+            for (int it = 0; it < ITERS; ++it) {
+                const int64_t col = int64_t(it * TEAM + lane) * VEC;
+                if (active && col < p.cols) {
+                    store_elems<T, VEC>(static_cast<T*>(p.prenorm) + row * p.p_rs, col, p.p_cs, s[it]);
+                }
+            }
+        }
+        float mean = 0.0f;
+        if (!p.rms) mean = team_sum<TEAM>(sum, scratch) * inv_cols;
+        float sq = 0.0f;
+#pragma unroll
+        for (int it = 0; it < ITERS; ++it) {
+            const int64_t col = int64_t(it * TEAM + lane) * VEC;
+            if (col < p.cols) {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) {
+                    const float d = s[it][j] - mean;
+                    sq += d * d;
+                }
+            }
+        }
+        const float rstd = rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps);
+        if (!active) continue;
+        if (lane == 0) store_stats(p, row, mean, rstd);
+        NormKernelParams q = p;
+        q.prenorm = nullptr;  // written above
+#pragma unroll
+        for (int it = 0; it < ITERS; ++it) {
+            const int64_t col = int64_t(it * TEAM + lane) * VEC;
+            if (col < p.cols) store_outputs<T, VEC>(q, row, col, s[it], mean, rstd);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- streaming rows
+// Welford statistics: count, mean and sum of squared deviations.
+struct Welford {
+    float n;
+    float mean;
+    float m2;
+};
+
+__device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
+    const float n = a.n + b.n;
+    if (n == 0.0f) return a;
+    const float wb = b.n / n;
+    const float d = b.mean - a.mean;
+    return {n, a.mean + d * wb, a.m2 + b.m2 + d * d * a.n * wb};
+}
+
+__device__ __forceinline__ Welford warp_welford(Welford a) {
+#pragma unroll
+    for (int o = kWarpSize / 2; o > 0; o /= 2) {
+        const Welford b{__shfl_xor_sync(kFullMask, a.n, o), __shfl_xor_sync(kFullMask, a.mean, o),
+                        __shfl_xor_sync(kFullMask, a.m2, o)};
+        a = welford_merge(a, b);
+    }
+    return a;
+}
+
+// Block-wide merge, every thread gets the result; starts with a barrier.
+__device__ __forceinline__ Welford block_welford(Welford a, Welford* scratch) {
+    const int lane = threadIdx.x % kWarpSize;
+    const int warp = threadIdx.x / kWarpSize;
+    const int nwarps = blockDim.x / kWarpSize;
+    a = warp_welford(a);
+    __syncthreads();
+    if (lane == 0) scratch[warp] = a;
+    __syncthreads();
+    return warp_welford(lane < nwarps ? scratch[lane] : Welford{0.0f, 0.0f, 0.0f});
+}
+
+// One block per row of any length: statistics pass, then normalize pass.
+template <class T, int VEC>
+__global__ void __launch_bounds__(kStreamThreads) norm_stream_kernel(const NormKernelParams p) {
+    static_assert(kStreamThreads % kWarpSize == 0 && kStreamThreads / kWarpSize <= kWarpSize, "whole warps");
+    __shared__ Welford scratch[kWarpSize];
+    const int64_t nvec = (p.cols + VEC - 1) / VEC;
+    const int64_t step = int64_t(kStreamUnroll) * blockDim.x;
+    for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        Welford acc{0.0f, 0.0f, 0.0f};
+        for (int64_t i0 = threadIdx.x; i0 < nvec; i0 += step) {
+            float s[kStreamUnroll][VEC];
+            // Issue every load of the batch before using any.
+#pragma unroll
+            for (int u = 0; u < kStreamUnroll; ++u) {
+                const int64_t i = i0 + int64_t(u) * blockDim.x;
+                if (i < nvec) load_sum<T, VEC>(p, row, i * VEC, s[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < kStreamUnroll; ++u) {
+                const int64_t i = i0 + int64_t(u) * blockDim.x;
+                if (i < nvec) {
+                    if (p.rms) {
+                        // Mean fixed at 0: merging adds the plain sums of squares.
+                        float sq = 0.0f;
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) sq += s[u][j] * s[u][j];
+                        acc.n += float(VEC);
+                        acc.m2 += sq;
+                    } else {
+                        float m = 0.0f;
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) m += s[u][j];
+                        m *= 1.0f / VEC;
+                        float m2 = 0.0f;
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) m2 += (s[u][j] - m) * (s[u][j] - m);
+                        acc = welford_merge(acc, Welford{float(VEC), m, m2});
+                    }
+                }
+            }
+        }
+        const Welford r = block_welford(acc, scratch);
+        const float inv_cols = 1.0f / float(p.cols);
+        const float mean = p.rms ? 0.0f : r.mean;
+        const float rstd = rsqrtf(r.m2 * inv_cols + p.eps);
+        if (threadIdx.x == 0) store_stats(p, row, mean, rstd);
+        for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+            float s[VEC];
+            load_sum<T, VEC>(p, row, i * VEC, s);
+            store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- instantiation list
+enum class Strategy { kRegs, kStream };
+
+struct KernelEntry {
+    Strategy strategy;
+    tops_dtype_t dtype;
+    int vec;
+    int team;   // register rows only
+    int iters;  // register rows only
+    const void* fn;
+    const char* name;
+};
+
+#define TOPS_NORM_REGS(T, DT, NAME, V, I, TEAM)                                                       \
+    {Strategy::kRegs, DT, V, TEAM, I, reinterpret_cast<const void*>(&norm_regs_kernel<T, V, I, TEAM>), \
+     "norm_" NAME "_regs_t" #TEAM "_i" #I "_v" #V "_cuda"}
+#define TOPS_NORM_VEC(T, DT, NAME, V)                                                                     \
+    TOPS_NORM_REGS(T, DT, NAME, V, 1, 4), TOPS_NORM_REGS(T, DT, NAME, V, 1, 8),                          \
+    TOPS_NORM_REGS(T, DT, NAME, V, 1, 16), TOPS_NORM_REGS(T, DT, NAME, V, 1, 32),                        \
+    TOPS_NORM_REGS(T, DT, NAME, V, 2, 32), TOPS_NORM_REGS(T, DT, NAME, V, 3, 32),                        \
+    TOPS_NORM_REGS(T, DT, NAME, V, 4, 32), TOPS_NORM_REGS(T, DT, NAME, V, 6, 32),                        \
+    TOPS_NORM_REGS(T, DT, NAME, V, 8, 32), TOPS_NORM_REGS(T, DT, NAME, V, 4, 128),                       \
+    TOPS_NORM_REGS(T, DT, NAME, V, 4, 256), TOPS_NORM_REGS(T, DT, NAME, V, 4, 512),                      \
+    TOPS_NORM_REGS(T, DT, NAME, V, 4, 1024),                                                             \
+    {Strategy::kStream, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V>),           \
+     "norm_" NAME "_stream_v" #V "_cuda"}
+// VM: elements per 16-byte vector.
+#define TOPS_NORM_DTYPE(T, DT, NAME, VM) TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1)
+
+const KernelEntry kKernels[] = {
+    TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
+    TOPS_NORM_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
+    TOPS_NORM_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
+};
+
+#undef TOPS_NORM_DTYPE
+#undef TOPS_NORM_VEC
+#undef TOPS_NORM_REGS
+
+const KernelEntry* find_kernel(Strategy s, tops_dtype_t dt, int vec, int team, int iters) {
+    for (const KernelEntry& e : kKernels) {
+        if (e.strategy == s && e.dtype == dt && e.vec == vec && e.team == team && e.iters == iters) return &e;
+    }
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- planning
+struct Launch {
+    const KernelEntry* kernel = nullptr;
+    int grid = 0;
+    int threads = 0;
+};
+
+int64_t pow2_at_least(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+// The one dispatch point: row length and vector width -> kernel and launch shape.
+Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const DeviceInfo& dev, Launch* out) {
+    static const int kWarpIters[] = {1, 2, 3, 4, 6, 8};
+    const int64_t nvec = (cols + vec - 1) / vec;
+    Launch l;
+    int64_t rows_per_block = 1;
+    if (nvec <= int64_t(kWarpSize) * kWarpTeamMaxIters) {
+        int team = kWarpSize;
+        int iters = 1;
+        if (nvec <= kWarpSize) {
+            team = int(std::max<int64_t>(4, pow2_at_least(nvec)));
+        } else {
+            const int64_t need = (nvec + kWarpSize - 1) / kWarpSize;
+            for (int it : kWarpIters) {
+                if (it >= need) {
+                    iters = it;
+                    break;
+                }
+            }
+        }
+        l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, iters);
+        l.threads = kSmallTeamThreads;
+        rows_per_block = kSmallTeamThreads / team;
+    } else if (nvec <= int64_t(kBlockTeamMax) * kBlockTeamIters) {
+        const int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
+                                                                            kBlockTeamIters)));
+        l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, kBlockTeamIters);
+        l.threads = team;
+    } else {
+        l.kernel = find_kernel(Strategy::kStream, dt, vec, 0, 0);
+        l.threads = kStreamThreads;
+    }
+    if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
+    int per_sm = 0;
+    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
+                                                                                   l.threads, 0),
+                                     "norm: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("norm: ", l.kernel->name, " cannot be resident"));
+    const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
+    l.grid = int(std::max<int64_t>(1, std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count)));
+    *out = l;
+    return Status::ok();
+}
+
+bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// Which optional tensors the op was created with.
+struct Optionals {
+    bool residual = false, prenorm = false, gamma = false, beta = false, bias = false, mean = false, rstd = false;
+};
+
+class NormPlanCuda final : public OpPlan {
+public:
+    NormPlanCuda(const NormKernelParams& base, const Optionals& has, const Launch& vec_launch,
+                 const Launch& scalar_launch, size_t vec_bytes, int device, std::string why)
+        : base_(base), has_(has), vec_(vec_launch), scalar_(scalar_launch), vec_bytes_(vec_bytes), device_(device),
+          why_(std::move(why)) {}
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (base_.rows == 0) return Status::ok();
+        DeviceScope scope(device_);
+        TOPS_RETURN_IF_ERROR(scope.status());
+        NormKernelParams p = base_;
+        // Optional tensors absent at create time stay absent whatever the caller passes.
+        p.x = args.in(TOPS_ARG_X);
+        p.y = args.out(TOPS_ARG_Y);
+        p.residual = has_.residual ? args.in(TOPS_ARG_RESIDUAL) : nullptr;
+        p.prenorm = has_.prenorm ? args.out(TOPS_ARG_PRENORM) : nullptr;
+        p.gamma = has_.gamma ? args.in(TOPS_ARG_GAMMA) : nullptr;
+        p.beta = has_.beta ? args.in(TOPS_ARG_BETA) : nullptr;
+        p.bias = has_.bias ? args.in(TOPS_ARG_BIAS) : nullptr;
+        p.mean = has_.mean ? static_cast<float*>(args.out(TOPS_ARG_MEAN)) : nullptr;
+        p.rstd = has_.rstd ? static_cast<float*>(args.out(TOPS_ARG_RSTD)) : nullptr;
+        bool use_vec = vec_.kernel != nullptr;
+        for (const void* ptr : {p.x, static_cast<const void*>(p.y), p.residual, static_cast<const void*>(p.prenorm),
+                                p.gamma, p.beta, p.bias}) {
+            if (ptr && !aligned(ptr, vec_bytes_)) use_vec = false;
+        }
+        const Launch& l = use_vec ? vec_ : scalar_;
+        void* kargs[] = {&p};
+        const cudaError_t err = cudaLaunchKernel(l.kernel->fn, dim3(l.grid), dim3(l.threads), kargs, 0,
+                                                 static_cast<cudaStream_t>(ctx.stream));
+        if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
+        return launch_status(l.kernel->name);
+    }
+
+    const char* kernel_name() const override { return (vec_.kernel ? vec_ : scalar_).kernel->name; }
+    std::string reason() const override { return why_; }
+
+private:
+    NormKernelParams base_;
+    Optionals has_;
+    Launch vec_;     // kernel == nullptr when strides rule out 16-byte vectors
+    Launch scalar_;  // always valid
+    size_t vec_bytes_;
+    int device_;
+    std::string why_;
+};
+
+}  // namespace
+
+Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
+    NormKernelParams base;
+    base.rows = np.x.dims[0];
+    base.cols = np.x.dims[1];
+    base.x_rs = np.x.strides[0];
+    base.x_cs = np.x.strides[1];
+    base.y_rs = np.y.strides[0];
+    base.y_cs = np.y.strides[1];
+    if (np.residual.present()) {
+        base.r_rs = np.residual.strides[0];
+        base.r_cs = np.residual.strides[1];
+    }
+    if (np.prenorm.present()) {
+        base.p_rs = np.prenorm.strides[0];
+        base.p_cs = np.prenorm.strides[1];
+    }
+    if (np.gamma.present()) base.gamma_s = np.gamma.strides[0];
+    if (np.beta.present()) base.beta_s = np.beta.strides[0];
+    if (np.bias.present()) base.bias_s = np.bias.strides[0];
+    if (np.mean.present()) base.mean_s = np.mean.strides[0];
+    if (np.rstd.present()) base.rstd_s = np.rstd.strides[0];
+    base.gamma_f32 = np.gamma.dtype == TOPS_DTYPE_F32;
+    base.beta_f32 = np.beta.dtype == TOPS_DTYPE_F32;
+    base.bias_f32 = np.bias.dtype == TOPS_DTYPE_F32;
+    base.rms = np.rms;
+    base.eps = np.eps;
+    const tops_dtype_t dt = np.x.dtype;
+    const int vm = int(16 / dtype_size(dt));
+    // A dim of size 1 has no meaningful stride: treat it as unit.
+    auto unit = [&](const TensorLayout& t, int i) { return !t.present() || t.dims[i] == 1 || t.strides[i] == 1; };
+    auto rows_ok = [&](const TensorLayout& t) { return !t.present() || t.dims[0] == 1 || t.strides[0] % vm == 0; };
+    if (base.cols == 1) base.x_cs = base.y_cs = base.r_cs = base.p_cs = 1;
+    const bool vec_ok = base.cols % vm == 0 && unit(np.x, 1) && unit(np.y, 1) && unit(np.residual, 1) &&
+                        unit(np.prenorm, 1) && rows_ok(np.x) && rows_ok(np.y) && rows_ok(np.residual) &&
+                        rows_ok(np.prenorm) && unit(np.gamma, 0) && unit(np.beta, 0) && unit(np.bias, 0);
+    DeviceScope scope(dev.ordinal);
+    TOPS_RETURN_IF_ERROR(scope.status());
+    Launch vec_launch, scalar_launch;
+    if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, dev, &vec_launch));
+    TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, dev, &scalar_launch));
+    const Launch& shown = vec_ok ? vec_launch : scalar_launch;
+    std::string why = fmt("rows=", base.rows, " cols=", base.cols,
+                          vec_ok ? fmt(" 16-byte vectors when pointers are aligned (else ", scalar_launch.kernel->name,
+                                       ")")
+                                 : std::string(" no 16-byte vectors (strides or length)"),
+                          " grid=", shown.grid, " threads=", shown.threads);
+    Optionals has;
+    has.residual = np.residual.present();
+    has.prenorm = np.prenorm.present();
+    has.gamma = np.gamma.present();
+    has.beta = np.beta.present();
+    has.bias = np.bias.present();
+    has.mean = np.mean.present();
+    has.rstd = np.rstd.present();
+    constexpr size_t kVecBytes = 16;
+    out->reset(new NormPlanCuda(base, has, vec_launch, scalar_launch, kVecBytes, dev.ordinal, std::move(why)));
+    return Status::ok();
+}
+
+}  // namespace tops::cuda

@@ -1,0 +1,567 @@
+// Reduce (sum, mean, max, min, prod, sumsq, norm2) over any set of axes of a
+// strided f32 / f16 / bf16 tensor on CUDA, f32 accumulation, deterministic.
+//
+// The plan first drops size-1 dims and merges neighbouring dims of the same
+// kind (kept / reduced) that continue each other in memory, then picks one
+// of two shapes of work:
+// - rows: the reduced elements of one output form a row. When the reduced
+//   dims merge into one unit-stride dim (last-dim reduction, global average
+//   pooling [N, C, H, W] over (2, 3)), a team of threads streams the row with
+//   16-byte loads (a few scalar lanes take the unaligned head and the tail,
+//   so any row length and offset works). Other layouts use the same kernel
+//   with per-element index arithmetic. A warp per row for rows up to a few
+//   thousand elements, a block per row beyond.
+// - columns: the innermost dim of x is kept (first-dim reduction, reducing
+//   N or C of NCHW). Each thread owns VEC neighbouring outputs and walks the
+//   reduced elements, so a warp reads whole 512-byte lines; the warps of a
+//   block split the reduced range and combine through shared memory.
+// When these leave the GPU short of work (few rows, few columns, one
+// output), the reduced range is split over more blocks: each writes a
+// partial to the caller's workspace (OpPlan::workspace_size) and a second
+// kernel combines a warp per output. Every partial covers a fixed range and
+// every combine runs in a fixed order (no atomics), so the same input gives
+// bitwise the same output on every run.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "cuda/common/device.cuh"
+#include "cuda/norm_reduce_eltwise.hpp"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kRowsThreads = 256;     // block size of the rows kernel
+constexpr int kRowsWarpMaxLen = 4096;  // rows up to this length get a warp, longer a block
+constexpr int kUnroll = 4;            // independent loads in flight per thread
+constexpr int kColsLanes = kWarpSize;  // threads along the outputs of a column tile
+constexpr int kColsWarps = 8;         // warps splitting the reduced range of a tile
+constexpr int kFinalThreads = 256;
+constexpr int64_t kMinSplitElems = 8192;  // smallest reduced range worth a split (rows)
+constexpr int64_t kMinSplitRows = 64;     // smallest reduced range worth a split (columns)
+constexpr int kMaxSplits = 4096;
+constexpr size_t kWorkspaceAlign = 16;
+
+// How values combine; mean and norm2 finish with a post-op.
+enum class Acc { add, addsq, max, min, mul };
+enum class Post { none, scale, sqrt };
+
+template <Acc A>
+struct AccOp {
+    static __device__ __forceinline__ float init() {
+        if constexpr (A == Acc::max) return -INFINITY;
+        if constexpr (A == Acc::min) return INFINITY;
+        if constexpr (A == Acc::mul) return 1.0f;
+        return 0.0f;
+    }
+    // NaN propagates through max and min.
+    static __device__ __forceinline__ float combine(float a, float b) {
+        if constexpr (A == Acc::max) return (a > b || a != a) ? a : b;
+        if constexpr (A == Acc::min) return (a < b || a != a) ? a : b;
+        if constexpr (A == Acc::mul) return a * b;
+        return a + b;
+    }
+    static __device__ __forceinline__ float apply(float acc, float v) {
+        if constexpr (A == Acc::addsq) return fmaf(v, v, acc);
+        return combine(acc, v);
+    }
+};
+
+template <Acc A, int Width>
+__device__ __forceinline__ float group_reduce(float v) {
+#pragma unroll
+    for (int o = Width / 2; o > 0; o /= 2) v = AccOp<A>::combine(v, __shfl_xor_sync(kFullMask, v, o, Width));
+    return v;
+}
+
+// Multi-index decomposition of a flat index (dims outermost first) into
+// element offsets of x and y.
+struct Indexer {
+    int ndim = 0;
+    FastDivmod div[kMaxRank];
+    int64_t xs[kMaxRank] = {};
+    int64_t ys[kMaxRank] = {};
+};
+
+__device__ __forceinline__ void index_offsets(const Indexer& ix, int64_t flat, int64_t* xo, int64_t* yo) {
+    int64_t ox = 0, oy = 0;
+    uint64_t r = uint64_t(flat);
+#pragma unroll
+    for (int i = kMaxRank - 1; i >= 1; --i) {
+        if (i < ix.ndim) {
+            uint64_t q, rem;
+            ix.div[i].divmod(r, &q, &rem);
+            ox += int64_t(rem) * ix.xs[i];
+            oy += int64_t(rem) * ix.ys[i];
+            r = q;
+        }
+    }
+    if (ix.ndim > 0) {
+        ox += int64_t(r) * ix.xs[0];
+        oy += int64_t(r) * ix.ys[0];
+    }
+    *xo = ox;
+    *yo = oy;
+}
+
+// x offset of reduced element r (one dim: a multiply).
+__device__ __forceinline__ int64_t reduced_offset(const Indexer& red, int64_t r) {
+    if (red.ndim == 1) return r * red.xs[0];
+    int64_t xo, yo;
+    index_offsets(red, r, &xo, &yo);
+    return xo;
+}
+
+// The one parameter struct of every reduce kernel (passed by value).
+struct ReduceKernelParams {
+    const void* x = nullptr;
+    void* y = nullptr;
+    float* partial = nullptr;    // (outputs, splits) f32 when splits > 1
+    int64_t outputs = 0;
+    int64_t len = 0;             // reduced elements per output
+    int64_t chunk = 0;           // reduced elements per split
+    int splits = 1;
+    bool contiguous = false;     // rows: the reduced elements are one unit-stride run
+    int64_t inner = 1;           // columns: outputs along the unit-stride kept dim
+    Indexer kept;                // output index -> x and y offsets of its first element
+    Indexer red;                 // reduced index -> x offset
+    tops_dtype_t y_dtype = TOPS_DTYPE_F32;
+    Post post = Post::none;
+    float post_scale = 1.0f;     // mean: 1 / len
+};
+
+__device__ __forceinline__ void store_output(const ReduceKernelParams& p, int64_t o, float v) {
+    if (p.post == Post::scale) v *= p.post_scale;
+    if (p.post == Post::sqrt) v = sqrtf(v);
+    int64_t xo, yo;
+    index_offsets(p.kept, o, &xo, &yo);
+    switch (p.y_dtype) {
+        case TOPS_DTYPE_F16: static_cast<__half*>(p.y)[yo] = ElemTraits<__half>::from_float(v); break;
+        case TOPS_DTYPE_BF16:
+            static_cast<__nv_bfloat16*>(p.y)[yo] = ElemTraits<__nv_bfloat16>::from_float(v);
+            break;
+        default: static_cast<float*>(p.y)[yo] = v; break;
+    }
+}
+
+// A finished (output, split) value: to y, or to the partial buffer.
+__device__ __forceinline__ void emit(const ReduceKernelParams& p, int64_t o, int split, float v) {
+    if (p.splits > 1) {
+        p.partial[o * p.splits + split] = v;
+    } else {
+        store_output(p, o, v);
+    }
+}
+
+// ---------------------------------------------------------------- rows
+// Work item w = (output, split); TEAM threads reduce its range of the row.
+template <class T, Acc A, int VEC, int TEAM>
+__global__ void __launch_bounds__(kRowsThreads) reduce_rows_kernel(const ReduceKernelParams p) {
+    static_assert(kRowsThreads % TEAM == 0 && (TEAM == kWarpSize || TEAM == kRowsThreads), "warp or block teams");
+    static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
+    constexpr int kTeams = kRowsThreads / TEAM;
+    __shared__ float scratch[kRowsThreads / kWarpSize];
+    using Op = AccOp<A>;
+    const T* x = static_cast<const T*>(p.x);
+    const int lane = threadIdx.x % TEAM;
+    const int64_t items = p.outputs * p.splits;
+    for (int64_t base = int64_t(blockIdx.x) * kTeams; base < items; base += int64_t(gridDim.x) * kTeams) {
+        const int64_t w = base + threadIdx.x / TEAM;
+        float acc[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc[u] = Op::init();
+        if (w < items) {
+            const int64_t o = w / p.splits;
+            const int split = int(w - o * p.splits);
+            const int64_t b = int64_t(split) * p.chunk;
+            const int64_t e = b + p.chunk < p.len ? b + p.chunk : p.len;
+            int64_t xo, yo;
+            index_offsets(p.kept, o, &xo, &yo);
+            const T* row = x + xo;
+            if (VEC > 1 && p.contiguous) {
+                // Scalar head up to a 16-byte boundary, vector body, scalar tail.
+                const int64_t mis = int64_t((reinterpret_cast<uintptr_t>(row + b) / sizeof(T)) % VEC);
+                const int64_t head = std::min<int64_t>((VEC - mis) % VEC, e - b);
+                const int64_t nvec = (e - b - head) / VEC;
+                const int64_t body = b + head;
+                const int64_t tail = body + nvec * VEC;
+                if (lane < head) acc[0] = Op::apply(acc[0], ElemTraits<T>::to_float(row[b + lane]));
+                if (lane < e - tail) acc[1] = Op::apply(acc[1], ElemTraits<T>::to_float(row[tail + lane]));
+                const Vec<T, VEC>* vrow = reinterpret_cast<const Vec<T, VEC>*>(row + body);
+                for (int64_t i0 = lane; i0 < nvec; i0 += int64_t(kUnroll) * TEAM) {
+                    Vec<T, VEC> t[kUnroll];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t i = i0 + int64_t(u) * TEAM;
+                        if (i < nvec) t[u] = vrow[i];
+                    }
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t i = i0 + int64_t(u) * TEAM;
+                        if (i < nvec) {
+#pragma unroll
+                            for (int j = 0; j < VEC; ++j) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u].v[j]));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t i0 = b + lane; i0 < e; i0 += int64_t(kUnroll) * TEAM) {
+                    T t[kUnroll];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t i = i0 + int64_t(u) * TEAM;
+                        if (i < e) t[u] = row[reduced_offset(p.red, i)];
+                    }
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t i = i0 + int64_t(u) * TEAM;
+                        if (i < e) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u]));
+                    }
+                }
+            }
+        }
+        float v = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
+        static_assert(kUnroll == 4, "the combine above names four accumulators");
+        v = group_reduce<A, kWarpSize>(v);
+        if constexpr (TEAM > kWarpSize) {
+            const int warp = threadIdx.x / kWarpSize;
+            __syncthreads();  // scratch of the previous item has been read
+            if (threadIdx.x % kWarpSize == 0) scratch[warp] = v;
+            __syncthreads();
+            v = scratch[0];
+#pragma unroll
+            for (int k = 1; k < TEAM / kWarpSize; ++k) v = Op::combine(v, scratch[k]);
+        }
+        if (lane == 0 && w < items) {
+            const int64_t o = w / p.splits;
+            emit(p, o, int(w - o * p.splits), v);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- columns
+// Block (kColsLanes, kColsWarps): tile of kColsLanes * VEC neighbouring
+// outputs along the unit-stride kept dim; blockIdx.y is the split.
+template <class T, Acc A, int VEC>
+__global__ void __launch_bounds__(kColsLanes * kColsWarps) reduce_cols_kernel(const ReduceKernelParams p) {
+    static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
+    constexpr int kTile = kColsLanes * VEC;
+    __shared__ float part[kColsWarps][kTile];  // (warps, tile outputs)
+    using Op = AccOp<A>;
+    const T* x = static_cast<const T*>(p.x);
+    const int64_t tiles_per_outer = (p.inner + kTile - 1) / kTile;
+    const int64_t outer = int64_t(blockIdx.x) / tiles_per_outer;
+    const int64_t c0 = (int64_t(blockIdx.x) - outer * tiles_per_outer) * kTile + int64_t(threadIdx.x) * VEC;
+    const int split = blockIdx.y;
+    const int64_t b = int64_t(split) * p.chunk;
+    const int64_t e = b + p.chunk < p.len ? b + p.chunk : p.len;
+    float acc[VEC];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) acc[j] = Op::init();
+    if (c0 < p.inner) {
+        int64_t xo, yo;
+        index_offsets(p.kept, outer * p.inner + c0, &xo, &yo);
+        const T* col = x + xo;
+        for (int64_t r0 = b + threadIdx.y; r0 < e; r0 += int64_t(kUnroll) * kColsWarps) {
+            Vec<T, VEC> t[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t r = r0 + int64_t(u) * kColsWarps;
+                if (r < e) {
+                    if constexpr (VEC == 1) {
+                        t[u].v[0] = col[reduced_offset(p.red, r)];
+                    } else {
+                        t[u] = *reinterpret_cast<const Vec<T, VEC>*>(col + reduced_offset(p.red, r));
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                if (r0 + int64_t(u) * kColsWarps < e) {
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) acc[j] = Op::apply(acc[j], ElemTraits<T>::to_float(t[u].v[j]));
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) part[threadIdx.y][threadIdx.x * VEC + j] = acc[j];
+    __syncthreads();
+    // Warps combine in a fixed order; each thread finishes tile outputs.
+    const int tid = threadIdx.y * kColsLanes + threadIdx.x;
+    for (int k = tid; k < kTile; k += kColsLanes * kColsWarps) {
+        const int64_t c = (int64_t(blockIdx.x) - outer * tiles_per_outer) * kTile + k;
+        if (c >= p.inner) continue;
+        float v = part[0][k];
+#pragma unroll
+        for (int wy = 1; wy < kColsWarps; ++wy) v = Op::combine(v, part[wy][k]);
+        emit(p, outer * p.inner + c, split, v);
+    }
+}
+
+// ---------------------------------------------------------------- split combine
+// A warp per output combines its `splits` partials: lanes stride over them,
+// then a fixed shuffle tree.
+template <Acc A>
+__global__ void __launch_bounds__(kFinalThreads) reduce_combine_kernel(const ReduceKernelParams p) {
+    using Op = AccOp<A>;
+    const int lane = threadIdx.x % kWarpSize;
+    constexpr int kWarps = kFinalThreads / kWarpSize;
+    for (int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / kWarpSize; o < p.outputs;
+         o += int64_t(gridDim.x) * kWarps) {
+        float v = Op::init();
+        for (int s = lane; s < p.splits; s += kWarpSize) v = Op::combine(v, p.partial[o * p.splits + s]);
+        v = group_reduce<A, kWarpSize>(v);
+        if (lane == 0) store_output(p, o, v);
+    }
+}
+
+// ---------------------------------------------------------------- instantiation list
+enum class Shape { kRows, kCols, kCombine };
+
+struct KernelEntry {
+    Shape shape;
+    tops_dtype_t dtype;  // kCombine: TOPS_DTYPE_INVALID (f32 partials)
+    Acc acc;
+    int vec;
+    int team;  // rows only
+    const void* fn;
+    const char* name;
+};
+
+#define TOPS_REDUCE_ROWS(T, DT, NAME, A, V, TEAM)                                                       \
+    {Shape::kRows, DT, Acc::A, V, TEAM, reinterpret_cast<const void*>(&reduce_rows_kernel<T, Acc::A, V, TEAM>), \
+     "reduce_" #A "_" NAME "_rows_t" #TEAM "_v" #V "_cuda"}
+#define TOPS_REDUCE_COLS(T, DT, NAME, A, V)                                                          \
+    {Shape::kCols, DT, Acc::A, V, 0, reinterpret_cast<const void*>(&reduce_cols_kernel<T, Acc::A, V>), \
+     "reduce_" #A "_" NAME "_cols_v" #V "_cuda"}
+#define TOPS_REDUCE_ACC(T, DT, NAME, A, VM)                                                             \
+    TOPS_REDUCE_ROWS(T, DT, NAME, A, VM, 32), TOPS_REDUCE_ROWS(T, DT, NAME, A, VM, 256),               \
+    TOPS_REDUCE_ROWS(T, DT, NAME, A, 1, 32), TOPS_REDUCE_ROWS(T, DT, NAME, A, 1, 256),                 \
+    TOPS_REDUCE_COLS(T, DT, NAME, A, VM), TOPS_REDUCE_COLS(T, DT, NAME, A, 1)
+#define TOPS_REDUCE_DTYPE(T, DT, NAME, VM)                                                           \
+    TOPS_REDUCE_ACC(T, DT, NAME, add, VM), TOPS_REDUCE_ACC(T, DT, NAME, addsq, VM),                   \
+    TOPS_REDUCE_ACC(T, DT, NAME, max, VM), TOPS_REDUCE_ACC(T, DT, NAME, min, VM),                     \
+    TOPS_REDUCE_ACC(T, DT, NAME, mul, VM)
+#define TOPS_REDUCE_COMBINE(A)                                                                        \
+    {Shape::kCombine, TOPS_DTYPE_INVALID, Acc::A, 1, 0,                                               \
+     reinterpret_cast<const void*>(&reduce_combine_kernel<Acc::A>), "reduce_" #A "_combine_cuda"}
+
+const KernelEntry kKernels[] = {
+    TOPS_REDUCE_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
+    TOPS_REDUCE_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
+    TOPS_REDUCE_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
+    TOPS_REDUCE_COMBINE(add), TOPS_REDUCE_COMBINE(addsq), TOPS_REDUCE_COMBINE(max),
+    TOPS_REDUCE_COMBINE(min), TOPS_REDUCE_COMBINE(mul),
+};
+
+#undef TOPS_REDUCE_COMBINE
+#undef TOPS_REDUCE_DTYPE
+#undef TOPS_REDUCE_ACC
+#undef TOPS_REDUCE_COLS
+#undef TOPS_REDUCE_ROWS
+
+const KernelEntry* find_kernel(Shape s, tops_dtype_t dt, Acc a, int vec, int team) {
+    for (const KernelEntry& e : kKernels) {
+        if (e.shape == s && e.dtype == dt && e.acc == a && e.vec == vec && e.team == team) return &e;
+    }
+    return nullptr;
+}
+
+// ---------------------------------------------------------------- planning
+struct Launch {
+    const KernelEntry* kernel = nullptr;
+    dim3 grid;
+    dim3 block;
+};
+
+struct Dim {
+    int64_t d, xs, ys;
+};
+
+// Dims of one kind (kept or reduced) in x's order, size-1 dims dropped,
+// neighbours merged where x (and y) continue each other.
+int collect_dims(const ReduceParams& rp, bool reduced, Dim* out) {
+    int n = 0;
+    for (int i = 0; i < rp.x.rank; ++i) {
+        if (bool((rp.axes >> i) & 1u) != reduced || rp.x.dims[i] == 1) continue;
+        const Dim c{rp.x.dims[i], rp.x.strides[i], reduced ? 0 : rp.y.strides[i]};
+        if (n > 0) {
+            Dim& o = out[n - 1];
+            if (o.xs == c.xs * c.d && o.ys == c.ys * c.d) {
+                o = {o.d * c.d, c.xs, c.ys};
+                continue;
+            }
+        }
+        out[n++] = c;
+    }
+    return n;
+}
+
+void fill_indexer(const Dim* dims, int n, Indexer* ix, int64_t* count) {
+    ix->ndim = n;
+    *count = 1;
+    for (int i = 0; i < n; ++i) {
+        ix->div[i] = FastDivmod(uint64_t(dims[i].d));
+        ix->xs[i] = dims[i].xs;
+        ix->ys[i] = dims[i].ys;
+        *count *= dims[i].d;
+    }
+}
+
+Status resident_blocks(const void* fn, int threads, const DeviceInfo& dev, int64_t* out) {
+    int per_sm = 0;
+    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, 0),
+                                     "reduce: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, "reduce: a kernel cannot be resident");
+    *out = int64_t(per_sm) * dev.sm_count;
+    return Status::ok();
+}
+
+int choose_splits(int64_t blocks, int64_t resident, int64_t len, int64_t min_len) {
+    if (blocks >= resident || len < 2 * min_len) return 1;
+    const int64_t want = (resident + blocks - 1) / blocks;
+    return int(std::clamp<int64_t>(std::min(want, len / min_len), 1, kMaxSplits));
+}
+
+bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+Acc acc_of(ReduceOp op) {
+    switch (op) {
+        case ReduceOp::max: return Acc::max;
+        case ReduceOp::min: return Acc::min;
+        case ReduceOp::prod: return Acc::mul;
+        case ReduceOp::sumsq:
+        case ReduceOp::norm2: return Acc::addsq;
+        default: return Acc::add;
+    }
+}
+
+class ReducePlanCuda final : public OpPlan {
+public:
+    ReducePlanCuda(const ReduceKernelParams& base, const Launch& main_vec, const Launch& main_scalar,
+                   const Launch& combine, int device, std::string why)
+        : base_(base), vec_(main_vec), scalar_(main_scalar), combine_(combine), device_(device),
+          why_(std::move(why)) {}
+
+    size_t workspace_size() const override {
+        if (base_.splits <= 1) return 0;
+        return size_t(base_.outputs) * size_t(base_.splits) * sizeof(float) + kWorkspaceAlign;
+    }
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (base_.outputs == 0) return Status::ok();
+        DeviceScope scope(device_);
+        TOPS_RETURN_IF_ERROR(scope.status());
+        ReduceKernelParams p = base_;
+        p.x = args.in(TOPS_ARG_X);
+        p.y = args.out(TOPS_ARG_Y);
+        if (p.splits > 1) {
+            const uintptr_t ws = reinterpret_cast<uintptr_t>(args.workspace);
+            p.partial = reinterpret_cast<float*>((ws + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign);
+        }
+        // Columns need aligned vector starts; rows align themselves (scalar head).
+        const bool use_vec = vec_.kernel && (p.contiguous || aligned(p.x, 16));
+        const Launch& l = use_vec ? vec_ : scalar_;
+        const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+        void* kargs[] = {&p};
+        cudaError_t err = cudaLaunchKernel(l.kernel->fn, l.grid, l.block, kargs, 0, stream);
+        if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
+        TOPS_RETURN_IF_ERROR(launch_status(l.kernel->name));
+        if (p.splits > 1) {
+            err = cudaLaunchKernel(combine_.kernel->fn, combine_.grid, combine_.block, kargs, 0, stream);
+            if (err != cudaSuccess) return cuda_status(err, combine_.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
+            TOPS_RETURN_IF_ERROR(launch_status(combine_.kernel->name));
+        }
+        return Status::ok();
+    }
+
+    const char* kernel_name() const override { return (vec_.kernel ? vec_ : scalar_).kernel->name; }
+    std::string reason() const override { return why_; }
+
+private:
+    ReduceKernelParams base_;
+    Launch vec_;      // kernel == nullptr when the layout rules out 16-byte vectors
+    Launch scalar_;   // always valid
+    Launch combine_;  // used when base_.splits > 1
+    int device_;
+    std::string why_;
+};
+
+}  // namespace
+
+// The one dispatch point: canonical dims -> work shape, kernel, splits, launch.
+Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) {
+    Dim kept[kMaxRank], red[kMaxRank];
+    const int nk = collect_dims(rp, false, kept);
+    const int nr = collect_dims(rp, true, red);
+    ReduceKernelParams base;
+    fill_indexer(kept, nk, &base.kept, &base.outputs);
+    fill_indexer(red, nr, &base.red, &base.len);
+    base.y_dtype = rp.y.dtype;
+    base.post = rp.op == ReduceOp::mean ? Post::scale : rp.op == ReduceOp::norm2 ? Post::sqrt : Post::none;
+    base.post_scale = 1.0f / float(base.len);
+    const Acc acc = acc_of(rp.op);
+    const tops_dtype_t dt = rp.x.dtype;
+    const int vm = int(16 / dtype_size(dt));
+    // Columns when x's innermost kept dim has unit stride.
+    const bool cols = nk > 0 && kept[nk - 1].xs == 1;
+    base.contiguous = !cols && nr == 1 && red[0].xs == 1;
+    DeviceScope scope(dev.ordinal);
+    TOPS_RETURN_IF_ERROR(scope.status());
+    Launch vec_l, scalar_l, combine_l;
+    int64_t resident = 0;
+    if (cols) {
+        base.inner = kept[nk - 1].d;
+        bool vec_ok = base.inner % vm == 0;
+        for (int i = 0; i < nk - 1; ++i) vec_ok = vec_ok && kept[i].xs % vm == 0;
+        for (int i = 0; i < nr; ++i) vec_ok = vec_ok && red[i].xs % vm == 0;
+        const int vec = vec_ok ? vm : 1;
+        const KernelEntry* k = find_kernel(Shape::kCols, dt, acc, vec, 0);
+        const KernelEntry* ks = find_kernel(Shape::kCols, dt, acc, 1, 0);
+        if (!k || !ks) return Status(TOPS_ERROR_INTERNAL, "reduce: no CUDA kernel instantiated for this case");
+        TOPS_RETURN_IF_ERROR(resident_blocks(k->fn, kColsLanes * kColsWarps, dev, &resident));
+        const int64_t tile = int64_t(kColsLanes) * vec;
+        const int64_t tiles = (base.outputs / base.inner) * ((base.inner + tile - 1) / tile);
+        base.splits = choose_splits(tiles, resident, base.len, kMinSplitRows);
+        base.chunk = (base.len + base.splits - 1) / base.splits;
+        const dim3 block(kColsLanes, kColsWarps);
+        if (vec_ok) vec_l = {k, dim3(unsigned(tiles), unsigned(base.splits)), block};
+        // The scalar fallback (misaligned x) keeps the same splits; its tiles are narrower.
+        const int64_t tiles1 = (base.outputs / base.inner) * ((base.inner + kColsLanes - 1) / kColsLanes);
+        scalar_l = {ks, dim3(unsigned(tiles1), unsigned(base.splits)), block};
+    } else {
+        const int team = base.len <= kRowsWarpMaxLen ? kWarpSize : kRowsThreads;
+        const bool vec_ok = base.contiguous;
+        const KernelEntry* k = find_kernel(Shape::kRows, dt, acc, vec_ok ? vm : 1, team);
+        const KernelEntry* ks = find_kernel(Shape::kRows, dt, acc, 1, team);
+        if (!k || !ks) return Status(TOPS_ERROR_INTERNAL, "reduce: no CUDA kernel instantiated for this case");
+        TOPS_RETURN_IF_ERROR(resident_blocks(k->fn, kRowsThreads, dev, &resident));
+        const int64_t teams = kRowsThreads / team;
+        base.splits = choose_splits((base.outputs + teams - 1) / teams, resident, base.len, kMinSplitElems);
+        base.chunk = (base.len + base.splits - 1) / base.splits;
+        const int64_t items = base.outputs * base.splits;
+        const unsigned grid = unsigned(std::max<int64_t>(1, std::min((items + teams - 1) / teams, resident)));
+        if (vec_ok) vec_l = {k, dim3(grid), dim3(kRowsThreads)};
+        scalar_l = {ks, dim3(grid), dim3(kRowsThreads)};
+    }
+    if (base.splits > 1) {
+        combine_l.kernel = find_kernel(Shape::kCombine, TOPS_DTYPE_INVALID, acc, 1, 0);
+        if (!combine_l.kernel) return Status(TOPS_ERROR_INTERNAL, "reduce: no CUDA combine kernel instantiated");
+        int64_t resident_c = 0;
+        TOPS_RETURN_IF_ERROR(resident_blocks(combine_l.kernel->fn, kFinalThreads, dev, &resident_c));
+        const int64_t warps = kFinalThreads / kWarpSize;
+        combine_l.grid = dim3(unsigned(std::max<int64_t>(1, std::min((base.outputs + warps - 1) / warps, resident_c))));
+        combine_l.block = dim3(kFinalThreads);
+    }
+    const Launch& shown = vec_l.kernel ? vec_l : scalar_l;
+    std::string why = fmt(cols ? "columns" : base.contiguous ? "contiguous rows" : "strided rows",
+                          " outputs=", base.outputs, " len=", base.len, " kept_dims=", nk, " reduced_dims=", nr,
+                          " splits=", base.splits, " grid=", shown.grid.x, "x", shown.grid.y,
+                          vec_l.kernel ? " 16-byte vectors" : " scalar loads");
+    out->reset(new ReducePlanCuda(base, vec_l, scalar_l, combine_l, dev.ordinal, std::move(why)));
+    return Status::ok();
+}
+
+}  // namespace tops::cuda
