@@ -47,6 +47,12 @@ constexpr int kWarpRowsMaxIters = 8;
 // are consumed: 4 x 16 bytes in flight per thread.
 constexpr int kBlockUnroll = 4;
 constexpr int kBlockMaxThreads = 1024;
+// Block rows come in two register budgets: blocks of up to 256 threads (rows
+// up to 8 Ki f16 / 4 Ki f32 elements) at 6 blocks per SM (42 registers), and
+// up to 1024 threads at 1 block per SM (64 registers). One budget of 64
+// registers left 128-thread blocks at 50% occupancy (8192x4096 f16, ncu).
+constexpr int kBlockSmallThreads = 256;
+constexpr int kBlockThreadsPerSm = 1536;
 constexpr int kBlockMinThreads = 128;
 // Target vectors per thread in the block kernels (two unrolled batches).
 constexpr int kBlockVecsPerThread = 2 * kBlockUnroll;
@@ -194,8 +200,17 @@ __device__ __forceinline__ void store_values(const SoftmaxRowParams& p, T* yrow,
 // (rows, n) with n <= GROUP * VEC * ITERS; GROUP lanes per row, the row in
 // registers. Each group owns ROWS rows at once: their loads are all in flight
 // before the first reduction (short rows otherwise leave too few bytes in flight).
+// Blocks per SM the compiler must fit: rows of at most 8 / 16 f32 values per
+// lane get 32 / 42 registers (full / 75% occupancy); at 51 registers the
+// 65536x128 f32 case was register-limited to 62% occupancy (ncu, H100).
+template <int kValuesPerLane>
+constexpr int warp_rows_min_blocks() {
+    return kValuesPerLane <= 8 ? 16 : (kValuesPerLane <= 16 ? 12 : 8);
+}
+
 template <class T, int VEC, int ITERS, int GROUP, int ROWS>
-__global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
+__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<ROWS * ITERS * VEC>())
+    softmax_warp_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
     static_assert(GROUP >= 1 && GROUP <= kWarpSize && (GROUP & (GROUP - 1)) == 0, "GROUP: power of two <= 32");
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert(kWarpRowsThreads % kWarpSize == 0, "whole warps");
@@ -271,8 +286,8 @@ __global__ void __launch_bounds__(kWarpRowsThreads) softmax_warp_rows_kernel(con
 // One block per row (rows, n). The first p.cache_vecs vectors of the row are
 // kept in dynamic shared memory (raw T) as they are read; the rest (rows
 // longer than shared memory) is read a second time for the output pass.
-template <class T, int VEC>
-__global__ void __launch_bounds__(kBlockMaxThreads) softmax_block_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
+template <class T, int VEC, int MAX_THREADS>
+__global__ void __launch_bounds__(MAX_THREADS, kBlockThreadsPerSm / MAX_THREADS) softmax_block_rows_kernel(const __grid_constant__ SoftmaxRowParams p) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ MaxSum scratch[kWarpSize];
     using V = Vec<T, VEC>;
@@ -385,9 +400,12 @@ struct KernelEntry {
 #define TOPS_SOFTMAX_WARP(T, DT, NAME, V, I, G, R)                                                              \
     {Strategy::kWarp, DT, V, G, I, R, reinterpret_cast<const void*>(&softmax_warp_rows_kernel<T, V, I, G, R>), \
      "softmax_" NAME "_warp_g" #G "_i" #I "_r" #R "_v" #V "_cuda"}
-#define TOPS_SOFTMAX_BLOCK(T, DT, NAME, V)                                                          \
-    {Strategy::kBlock, DT, V, 0, 0, 0, reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V>), \
-     "softmax_" NAME "_block_smem_v" #V "_cuda"}
+#define TOPS_SOFTMAX_BLOCK(T, DT, NAME, V)                                                                \
+    {Strategy::kBlock, DT, V, 0, 0, 0,                                                                         \
+     reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V, kBlockSmallThreads>),                      \
+     "softmax_" NAME "_block_smem_t256_v" #V "_cuda"},                                                         \
+    {Strategy::kBlock, DT, V, 1, 0, 0, reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V, kBlockMaxThreads>), \
+     "softmax_" NAME "_block_smem_t1024_v" #V "_cuda"}
 // VM: elements per 16-byte vector. Warp rows cover up to 32 * VM * 8 elements
 // vectorized and 32 * 8 unvectorized; longer unvectorized rows take the block
 // kernel. Two rows per lane group where a lane holds at most 2 vectors of a row.
@@ -463,9 +481,10 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         const size_t smem_budget = size_t(dev.max_smem_per_block_optin) - kWarpSize * sizeof(MaxSum);
         const int64_t nvec = n / vec;
         l.cache_vecs = std::min<int64_t>(nvec, int64_t(smem_budget / vec_bytes));
-        l.kernel = find_kernel(Strategy::kBlock, sp.x.dtype, vec, 0, 0);
         l.threads = int(std::clamp<int64_t>(pow2_at_least((nvec + kBlockVecsPerThread - 1) / kBlockVecsPerThread),
                                             kBlockMinThreads, kBlockMaxThreads));
+        // group field: 0 = the 256-thread register budget, 1 = the 1024-thread one
+        l.kernel = find_kernel(Strategy::kBlock, sp.x.dtype, vec, l.threads <= kBlockSmallThreads ? 0 : 1, 0);
         l.smem = size_t(l.cache_vecs) * vec_bytes;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "softmax: no CUDA kernel instantiated for this case");

@@ -148,15 +148,9 @@ struct FastDivmod {
             *q = qq;
             *r = n32 - qq * uint32_t(d);
         } else {
-            slow_divmod(n, d, q, r);
+            *q = n / d;
+            *r = n - *q * d;
         }
-    }
-
-    // Out of line: an inlined 64-bit division at every call site bloats the
-    // kernels enough to stall them on instruction fetch (seen with ncu).
-    static __device__ __noinline__ void slow_divmod(uint64_t n, uint64_t d, uint64_t* q, uint64_t* r) {
-        *q = n / d;
-        *r = n - *q * d;
     }
 };
 
