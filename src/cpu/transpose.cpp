@@ -27,8 +27,14 @@ namespace {
 
 enum class Strategy { copy, tile, strided };
 
-// Blocking, in bytes along each side of a block.
-constexpr int64_t kTileBlockBytes = 256;      // tile: block edge (a few cache lines)
+// tile: a block reads kTileBlockRowBytes of each x line it visits and
+// writes kTileBlockColBytes of each y row. Reading long pieces of every x
+// line matters most: for large x strides each line sits in its own page, and
+// the page walks per byte read fall with the piece length (8192^2 f32 ran
+// about 20% faster with 1 KiB pieces than with 256 B); the block, 64 KiB of
+// x and of y for f32, stays well inside L2.
+constexpr int64_t kTileBlockRowBytes = 1024;
+constexpr int64_t kTileBlockColBytes = 256;      // tile: block edge (a few cache lines)
 constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
 constexpr int64_t kCopyUnitBytes = 64 << 10;  // copy: bytes per work unit
 // Smallest amount of work (bytes of y) worth a thread of its own.
@@ -145,10 +151,8 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
     } else if (p.ys[b] == 1 && xa >= 0 && p.dims[xa] >= tile.rows && p.dims[b] >= tile.cols) {
         s = Strategy::tile;
         set_panel(p, xa, b, &k);
-        // Blocks of about kTileBlockBytes per side, whole tiles except at edges.
-        const int64_t block = kTileBlockBytes / es;
-        k.block_rows = std::max<int64_t>(tile.rows, block / tile.rows * tile.rows);
-        k.block_cols = std::max<int64_t>(tile.cols, block / tile.cols * tile.cols);
+        k.block_rows = std::max<int64_t>(tile.rows, kTileBlockRowBytes / es / tile.rows * tile.rows);
+        k.block_cols = std::max<int64_t>(tile.cols, kTileBlockColBytes / es / tile.cols * tile.cols);
         why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: " << tile.rows
             << "x" << tile.cols << " register tiles in " << k.block_rows << "x" << k.block_cols << " blocks";
     } else {

@@ -28,6 +28,7 @@ namespace {
 
 constexpr int64_t kSseBytes = 16;
 constexpr int64_t kAvxBytes = 32;
+constexpr int64_t kLineBytes = 64;
 
 #if defined(TOPS_CPU_ISA_sse4)
 constexpr bool kHasAvx = false;
@@ -118,6 +119,19 @@ inline void copy_block_scalar(const char* x, int64_t x_row, int64_t x_col, char*
             std::memcpy(yr + c * y_col, &v, ES);
         }
     }
+}
+
+// Copies one 64-byte line.
+inline void copy_line(const char* x, char* y) {
+#if !defined(TOPS_CPU_ISA_sse4)
+    for (int64_t i = 0; i < kLineBytes; i += kAvxBytes) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
+    }
+#else
+    for (int64_t i = 0; i < kLineBytes; i += kSseBytes) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    }
+#endif
 }
 
 // ------------------------------------------------------------- register tiles
@@ -232,25 +246,64 @@ inline void tile(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
 #endif
 }
 
-// One nr x nc block of the tile strategy: full register tiles, then scalar
-// edges (right columns, bottom rows).
+// y(r, c) = x(r, c) over an nr x nc region with register tiles where whole
+// tiles fit and element copies for the rest (right columns, bottom rows).
 template <int ES>
-inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
+inline void tile_region(const char* x, int64_t x_col, char* y, int64_t y_row, int64_t nr, int64_t nc) {
     constexpr int64_t R = TileTraits<ES>::kRows;
     constexpr int64_t C = TileTraits<ES>::kCols;
     const int64_t full_r = nr / R * R;
     const int64_t full_c = nc / C * C;
     for (int64_t r = 0; r < full_r; r += R) {
-        for (int64_t c = 0; c < full_c; c += C) {
-            tile<ES>(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row);
+        for (int64_t c = 0; c < full_c; c += C) tile<ES>(x + r * ES + c * x_col, x_col, y + r * y_row + c * ES, y_row);
+    }
+    if (full_c < nc) copy_block_scalar<ES>(x + full_c * x_col, ES, x_col, y + full_c * ES, y_row, ES, full_r, nc - full_c);
+    if (full_r < nr) copy_block_scalar<ES>(x + full_r * ES, ES, x_col, y + full_r * y_row, y_row, ES, nr - full_r, nc);
+}
+
+// A (kLine, kLine) tile of one cache line per side: kLine lines of x, each
+// read whole by consecutive register tiles, and kLine rows of y, each
+// written whole by one run of stores. Register tiles alone leave every line
+// half used between visits; when the strides are large powers of two the
+// lines of a tile share a cache set and are evicted before the next visit,
+// so the tile goes through a small L1-resident buffer instead.
+template <int ES>
+struct LineTile {
+    static constexpr int64_t kLine = kLineBytes / ES;
+    static constexpr int64_t R = TileTraits<ES>::kRows;
+    static constexpr int64_t C = TileTraits<ES>::kCols;
+    static_assert(kLine % R == 0 && kLine % C == 0, "a line tile holds whole register tiles");
+
+    static void run(const char* x, int64_t x_col, char* y, int64_t y_row) {
+        alignas(kLineBytes) char buf[kLine * kLineBytes];  // (kLine, kLine) elements
+        for (int64_t c = 0; c < kLine; c += C) {
+            for (int64_t r = 0; r < kLine; r += R) {
+                tile<ES>(x + r * ES + c * x_col, x_col, buf + r * kLineBytes + c * ES, kLineBytes);
+            }
+        }
+        for (int64_t r = 0; r < kLine; ++r) copy_line(buf + r * kLineBytes, y + r * y_row);
+    }
+};
+
+// One nr x nc block of the tile strategy: line tiles, walked along the
+// columns so that y rows are written sequentially, each prefetching the x
+// lines of the next line tile (scattered lines the hardware prefetchers do
+// not foresee); register tiles and element copies for the edges.
+template <int ES>
+inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
+    constexpr int64_t L = LineTile<ES>::kLine;
+    const int64_t full_r = nr / L * L;
+    const int64_t full_c = nc / L * L;
+    const int64_t next = L * a.x_col;  // from one line tile to the next along the columns
+    for (int64_t r = 0; r < full_r; r += L) {
+        for (int64_t c = 0; c < full_c; c += L) {
+            const char* xt = x + r * ES + c * a.x_col;
+            for (int64_t i = 0; i < L; ++i) _mm_prefetch(xt + next + i * a.x_col, _MM_HINT_T0);
+            LineTile<ES>::run(xt, a.x_col, y + r * a.y_row + c * ES, a.y_row);
         }
     }
-    if (full_c < nc) {
-        copy_block_scalar<ES>(x + full_c * a.x_col, ES, a.x_col, y + full_c * ES, a.y_row, ES, full_r, nc - full_c);
-    }
-    if (full_r < nr) {
-        copy_block_scalar<ES>(x + full_r * ES, ES, a.x_col, y + full_r * a.y_row, a.y_row, ES, nr - full_r, nc);
-    }
+    if (full_c < nc) tile_region<ES>(x + full_c * a.x_col, a.x_col, y + full_c * ES, a.y_row, full_r, nc - full_c);
+    if (full_r < nr) tile_region<ES>(x + full_r * ES, a.x_col, y + full_r * a.y_row, a.y_row, nr - full_r, nc);
 }
 
 template <int ES>
