@@ -47,7 +47,7 @@ step() {
     date -u +"%Y-%m-%dT%H:%M:%SZ"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
     nvcc --version 2>&1 | tail -1
-    git -C "$root" rev-parse HEAD 2>/dev/null
+    git -C "$root" log -1 --format="commit %H" 2>/dev/null || echo "commit: (not a git checkout)"
 } >"$out/machine.txt"
 
 if [[ "${TOPS_PREBUILT:-0}" != 1 ]]; then
