@@ -34,7 +34,9 @@ enum class Strategy { copy, tile, strided };
 // about 20% faster with 1 KiB pieces than with 256 B); the block, 64 KiB of
 // x and of y for f32, stays well inside L2.
 constexpr int64_t kTileBlockRowBytes = 1024;
-constexpr int64_t kTileBlockColBytes = 256;      // tile: block edge (a few cache lines)
+// The tile kernel's cache-line tiles are this many bytes per side.
+constexpr int64_t kCacheLineBytes = 64;
+constexpr int64_t kTileBlockColBytes = 256;
 constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
 constexpr int64_t kCopyUnitBytes = 64 << 10;  // copy: bytes per work unit
 // Smallest amount of work (bytes of y) worth a thread of its own.
@@ -153,8 +155,9 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         set_panel(p, xa, b, &k);
         k.block_rows = std::max<int64_t>(tile.rows, kTileBlockRowBytes / es / tile.rows * tile.rows);
         k.block_cols = std::max<int64_t>(tile.cols, kTileBlockColBytes / es / tile.cols * tile.cols);
-        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: " << tile.rows
-            << "x" << tile.cols << " register tiles in " << k.block_rows << "x" << k.block_cols << " blocks";
+        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: "
+            << kCacheLineBytes / es << "x" << kCacheLineBytes / es << " cache-line tiles of " << tile.rows << "x" << tile.cols
+            << " register tiles in " << k.block_rows << "x" << k.block_cols << " blocks";
     } else {
         // Rows along the dim with the smallest x stride keep reads local.
         int a = -1;
