@@ -250,14 +250,14 @@ std::string fixed(double v, int prec) {
 }
 
 void print_header() {
-    std::printf("%-9s %-5s %-18s %-32s %3s | %9s %5s %8s %6s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
+    std::printf("%-9s %-5s %-18s %-44s %3s | %9s %5s %8s %6s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
                 "options", "thr", "ms", "iqr%", "GB/s", "%copy", "oneDNN ms", "GB/s", "ratio", "check");
-    std::printf("%s\n", std::string(150, '-').c_str());
+    std::printf("%s\n", std::string(162, '-').c_str());
 }
 
 void print_row(const Result& r) {
     const std::string thr = r.threads ? std::to_string(r.threads) : "-";
-    std::printf("%-9s %-5s %-18s %-32s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
+    std::printf("%-9s %-5s %-18s %-44s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
                 dims_string(r.c.shape).c_str(), r.args.c_str(), thr.c_str());
     if (r.tops.ok) {
         std::printf("%9s %5s %8s %5s%% | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
