@@ -13,6 +13,9 @@ public:
         return cpu::plan_transpose(p, out);
     }
     Status plan_gemm(const GemmParams& p, int, PlanPtr* out) override { return cpu::plan_gemm(p, out); }
+    Status plan_norm(const NormParams& p, int, PlanPtr* out) override { return cpu::plan_norm(p, out); }
+    Status plan_reduce(const ReduceParams& p, int, PlanPtr* out) override { return cpu::plan_reduce(p, out); }
+    Status plan_eltwise(const EltwiseParams& p, int, PlanPtr* out) override { return cpu::plan_eltwise(p, out); }
 };
 
 }  // namespace

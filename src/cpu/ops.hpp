@@ -8,5 +8,8 @@ namespace tops::cpu {
 Status plan_softmax(const SoftmaxParams& p, PlanPtr* out);
 Status plan_transpose(const TransposeParams& p, PlanPtr* out);
 Status plan_gemm(const GemmParams& p, PlanPtr* out);
+Status plan_norm(const NormParams& p, PlanPtr* out);
+Status plan_reduce(const ReduceParams& p, PlanPtr* out);
+Status plan_eltwise(const EltwiseParams& p, PlanPtr* out);
 
 }  // namespace tops::cpu

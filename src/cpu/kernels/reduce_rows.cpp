@@ -1,0 +1,267 @@
+// Reductions over a strided tensor (reduce_<dtype>_{row,col,generic}_<isa>).
+//
+// Strategy, chosen by src/cpu/reduce.cpp from the merged layout:
+//   row:     the innermost reduced dim has unit stride: each output streams
+//            its contiguous segments through kUnroll independent vector
+//            accumulators (latency hiding), tails by masked loads. Global
+//            average pooling of NCHW is this case (segments of H*W).
+//   col:     a kept dim has unit stride: vectorize across a tile of up to
+//            kReduceColTile outputs held in an f32 stack buffer (L1) and
+//            stream kColRows reduced rows at a time over it, so x is read as
+//            a few long contiguous streams rather than one column at a time.
+//   generic: scalar odometers, any strides.
+// Determinism: each output's accumulation order depends only on the shape
+// (segments, lanes and chunks are fixed by the plan), never on the thread
+// split, so results are bitwise reproducible across runs and thread counts.
+// Max / min propagate NaN: x86 max(v, acc) returns acc when either is NaN, so
+// step() keeps an accumulated NaN and selects a NaN input explicitly (with
+// xsimd::isnan: xsimd's `!=` is an ordered compare on AVX-512).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "cpu/isa_arch.hpp"
+#include "cpu/kernels/rowwise_simd.hpp"
+#include "cpu/reduce_kernels.hpp"
+#include "cpu/vec_convert.hpp"
+
+namespace tops::cpu {
+namespace TOPS_ISA_NS {
+namespace {
+
+constexpr int kUnroll = 4;   // independent accumulators per output (row kernel)
+constexpr int kColRows = 4;  // reduced rows streamed together over a column tile
+constexpr int64_t kStep = int64_t(kUnroll) * kLanes;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+template <ReduceAcc OP>
+struct Acc {
+    static float identity() {
+        if constexpr (OP == ReduceAcc::max) return -std::numeric_limits<float>::infinity();
+        else if constexpr (OP == ReduceAcc::min) return std::numeric_limits<float>::infinity();
+        else if constexpr (OP == ReduceAcc::prod) return 1.0f;
+        else return 0.0f;
+    }
+    // Lanes loaded as 0 past a tail leave the accumulator unchanged.
+    static constexpr bool kZeroNeutral = OP == ReduceAcc::sum || OP == ReduceAcc::sumsq;
+
+    static VecF step(VecF acc, VecF v) {
+        if constexpr (OP == ReduceAcc::sum) return acc + v;
+        else if constexpr (OP == ReduceAcc::sumsq) return xsimd::fma(v, v, acc);
+        else if constexpr (OP == ReduceAcc::prod) return acc * v;
+        else if constexpr (OP == ReduceAcc::max) return xsimd::select(xsimd::isnan(v), v, xsimd::max(v, acc));
+        else return xsimd::select(xsimd::isnan(v), v, xsimd::min(v, acc));
+    }
+    static float step1(float acc, float v) {
+        if constexpr (OP == ReduceAcc::sum) return acc + v;
+        else if constexpr (OP == ReduceAcc::sumsq) return std::fma(v, v, acc);
+        else return merge1(acc, v);
+    }
+    // Combines two accumulators (vector / scalar).
+    static VecF merge(VecF a, VecF b) {
+        if constexpr (OP == ReduceAcc::sum || OP == ReduceAcc::sumsq) return a + b;
+        else return step(a, b);
+    }
+    static float merge1(float a, float b) {
+        if constexpr (OP == ReduceAcc::sum || OP == ReduceAcc::sumsq) return a + b;
+        else if constexpr (OP == ReduceAcc::prod) return a * b;
+        else if (a != a || b != b) return kNaN;
+        else if constexpr (OP == ReduceAcc::max) return b > a ? b : a;
+        else return b < a ? b : a;
+    }
+    static float horizontal(VecF v) {
+        if constexpr (OP == ReduceAcc::sum || OP == ReduceAcc::sumsq) {
+            return xsimd::hadd(v);
+        } else {
+            alignas(64) float tmp[kLanes];
+            v.store_aligned(tmp);
+            float r = tmp[0];
+            for (int i = 1; i < kLanes; ++i) r = merge1(r, tmp[i]);
+            return r;
+        }
+    }
+};
+
+// Element offsets (x and y) of consecutive row-major indices of a ReduceSpace.
+class Odometer {
+public:
+    Odometer(const ReduceSpace& s, int64_t index) : s_(s) {
+        for (int d = s.rank - 1; d >= 0; --d) {
+            idx_[d] = index % s.dims[d];
+            index /= s.dims[d];
+            x += idx_[d] * s.x[d];
+            y += idx_[d] * s.y[d];
+        }
+    }
+    void next() {
+        for (int d = s_.rank - 1; d >= 0; --d) {
+            x += s_.x[d];
+            y += s_.y[d];
+            if (++idx_[d] < s_.dims[d]) return;
+            x -= s_.dims[d] * s_.x[d];
+            y -= s_.dims[d] * s_.y[d];
+            idx_[d] = 0;
+        }
+    }
+    int64_t x = 0, y = 0;
+
+private:
+    const ReduceSpace& s_;
+    int64_t idx_[kMaxRank] = {};
+};
+
+inline void emit(const ReduceOut& out, int64_t output, int64_t chunk, int64_t y_off, float acc) {
+    if (out.nchunks == 1) reduce_store_final(out, y_off, acc);
+    else out.partial[output * out.nchunks + chunk] = acc;
+}
+
+// Accumulates len contiguous elements into acc[kUnroll].
+template <tops_dtype_t DT, ReduceAcc OP>
+inline void accumulate_segment(const storage_t<DT>* p, int64_t len, VecF* acc) {
+    using A = Acc<OP>;
+    int64_t j = 0;
+    for (; j + kStep <= len; j += kStep) {
+        for (int u = 0; u < kUnroll; ++u) acc[u] = A::step(acc[u], load<DT>(p + j + u * kLanes));
+    }
+    for (; j + kLanes <= len; j += kLanes) acc[0] = A::step(acc[0], load<DT>(p + j));
+    if (j < len) {
+        const int count = int(len - j);
+        VecF v = load_n<DT>(p + j, count);
+        if constexpr (!A::kZeroNeutral) v = xsimd::select(first_lanes(count), v, VecF(A::identity()));
+        acc[1] = A::step(acc[1], v);
+    }
+}
+
+template <tops_dtype_t DT, ReduceAcc OP>
+void reduce_row(const ReduceRowArgs& a) {
+    using A = Acc<OP>;
+    using T = storage_t<DT>;
+    const T* x = static_cast<const T*>(a.x);
+    const int64_t nch = a.out.nchunks;
+    const int64_t total = a.red.count * a.n;
+    int64_t o = a.item_begin / nch;
+    Odometer out_pos(a.kept, o);
+    for (int64_t item = a.item_begin; item < a.item_end; ++item) {
+        const int64_t c = item % nch;
+        if (item / nch != o) {
+            ++o;
+            out_pos.next();
+        }
+        const int64_t k0 = c * a.chunk;
+        const int64_t k1 = k0 + a.chunk < total ? k0 + a.chunk : total;
+        VecF acc[kUnroll];
+        for (auto& v : acc) v = VecF(A::identity());
+        int64_t r = k0 / a.n, j = k0 % a.n;
+        Odometer seg(a.red, r);
+        for (int64_t k = k0; k < k1;) {
+            const int64_t len = a.n - j < k1 - k ? a.n - j : k1 - k;
+            accumulate_segment<DT, OP>(x + out_pos.x + seg.x + j, len, acc);
+            k += len;
+            j = 0;
+            seg.next();
+        }
+        acc[0] = A::merge(A::merge(acc[0], acc[1]), A::merge(acc[2], acc[3]));
+        emit(a.out, o, c, out_pos.y, A::horizontal(acc[0]));
+    }
+}
+
+template <tops_dtype_t DT, ReduceAcc OP>
+void reduce_col(const ReduceColArgs& a) {
+    using A = Acc<OP>;
+    using T = storage_t<DT>;
+    static_assert(kReduceColTile % 16 == 0, "tiles hold whole vectors of every ISA");
+    const T* x = static_cast<const T*>(a.x);
+    const int64_t nch = a.out.nchunks;
+    const int64_t tiles = (a.m + a.tile - 1) / a.tile;
+    alignas(64) float acc[kReduceColTile];
+    for (int64_t item = a.item_begin; item < a.item_end; ++item) {
+        const int64_t c = item % nch;
+        const int64_t t = (item / nch) % tiles;
+        const int64_t ko = item / nch / tiles;
+        const Odometer outer(a.kept_outer, ko);
+        const int64_t c0 = t * a.tile;
+        const int64_t width = a.m - c0 < a.tile ? a.m - c0 : a.tile;
+        const int64_t r0 = c * a.chunk;
+        const int64_t r1 = r0 + a.chunk < a.red.count ? r0 + a.chunk : a.red.count;
+        for (int64_t i = 0; i < width; ++i) acc[i] = A::identity();
+        const T* base = x + outer.x + c0;
+        Odometer rows(a.red, r0);
+        for (int64_t r = r0; r < r1;) {
+            const int batch = r1 - r < kColRows ? int(r1 - r) : kColRows;
+            const T* src[kColRows];
+            for (int b = 0; b < batch; ++b, rows.next()) src[b] = base + rows.x;
+            r += batch;
+            int64_t j = 0;
+            for (; j + kLanes <= width; j += kLanes) {
+                VecF v = VecF::load_aligned(acc + j);
+                for (int b = 0; b < batch; ++b) v = A::step(v, load<DT>(src[b] + j));
+                v.store_aligned(acc + j);
+            }
+            for (; j < width; ++j) {
+                float v = acc[j];
+                for (int b = 0; b < batch; ++b) v = A::step1(v, to_float<DT>(src[b][j]));
+                acc[j] = v;
+            }
+        }
+        for (int64_t i = 0; i < width; ++i) {
+            emit(a.out, ko * a.m + c0 + i, c, outer.y + (c0 + i) * a.y_inner, acc[i]);
+        }
+    }
+}
+
+template <tops_dtype_t DT, ReduceAcc OP>
+void reduce_generic(const ReduceGenericArgs& a) {
+    using A = Acc<OP>;
+    using T = storage_t<DT>;
+    const T* x = static_cast<const T*>(a.x);
+    Odometer out_pos(a.kept, a.item_begin);
+    for (int64_t o = a.item_begin; o < a.item_end; ++o, out_pos.next()) {
+        float acc = A::identity();
+        Odometer in(a.red, 0);
+        for (int64_t r = 0; r < a.red.count; ++r, in.next()) acc = A::step1(acc, to_float<DT>(x[out_pos.x + in.x]));
+        emit(a.out, o, 0, out_pos.y, acc);
+    }
+}
+
+}  // namespace
+}  // namespace TOPS_ISA_NS
+
+template <tops_dtype_t DT, ReduceAcc OP>
+template <class A>
+void ReduceRowKernel<DT, OP>::operator()(A, ReduceRowArgs a) const {
+    static_assert(std::is_same_v<A, Arch>, "instantiated for this file's ISA only");
+    TOPS_ISA_NS::reduce_row<DT, OP>(a);
+}
+
+template <tops_dtype_t DT, ReduceAcc OP>
+template <class A>
+void ReduceColKernel<DT, OP>::operator()(A, ReduceColArgs a) const {
+    static_assert(std::is_same_v<A, Arch>, "instantiated for this file's ISA only");
+    TOPS_ISA_NS::reduce_col<DT, OP>(a);
+}
+
+template <tops_dtype_t DT, ReduceAcc OP>
+template <class A>
+void ReduceGenericKernel<DT, OP>::operator()(A, ReduceGenericArgs a) const {
+    static_assert(std::is_same_v<A, Arch>, "instantiated for this file's ISA only");
+    TOPS_ISA_NS::reduce_generic<DT, OP>(a);
+}
+
+// (TOPS_CPU_INSTANTIATE cannot take a two-argument template as its macro argument.)
+#define TOPS_REDUCE_INSTANTIATE_OP(DT, OP)                                                                     \
+    template void ReduceRowKernel<DT, OP>::operator()<Arch>(Arch, ReduceRowArgs) const;         \
+    template void ReduceColKernel<DT, OP>::operator()<Arch>(Arch, ReduceColArgs) const;         \
+    template void ReduceGenericKernel<DT, OP>::operator()<Arch>(Arch, ReduceGenericArgs) const;
+
+#define TOPS_REDUCE_INSTANTIATE(DT)                          \
+    TOPS_REDUCE_INSTANTIATE_OP(DT, ReduceAcc::sum)           \
+    TOPS_REDUCE_INSTANTIATE_OP(DT, ReduceAcc::sumsq)         \
+    TOPS_REDUCE_INSTANTIATE_OP(DT, ReduceAcc::max)           \
+    TOPS_REDUCE_INSTANTIATE_OP(DT, ReduceAcc::min)           \
+    TOPS_REDUCE_INSTANTIATE_OP(DT, ReduceAcc::prod)
+
+TOPS_REDUCE_INSTANTIATE(TOPS_DTYPE_F32)
+TOPS_REDUCE_INSTANTIATE(TOPS_DTYPE_F16)
+TOPS_REDUCE_INSTANTIATE(TOPS_DTYPE_BF16)
+
+}  // namespace tops::cpu

@@ -1,0 +1,107 @@
+// CPU reduce kernels: argument structs and functor declarations. The
+// operator() bodies live in src/cpu/kernels/reduce_*.cpp (compiled once per
+// ISA); src/cpu/reduce.cpp only sees these declarations.
+//
+// Every kernel computes, for a range of work items, the f32 accumulator of one
+// output over one chunk of its reduced index space, in an order fixed by the
+// shape alone (never by the thread split), and hands it to ReduceOut.
+#pragma once
+
+#include <cstdint>
+
+#include "common/tensor.hpp"
+
+namespace tops::cpu {
+
+// How elements enter the accumulator (mean, norm2 are sum, sumsq plus a
+// final step in ReduceOut).
+enum class ReduceAcc { sum, sumsq, max, min, prod };
+
+// A set of dims iterated row-major, with the element strides of x and y.
+struct ReduceSpace {
+    int rank = 0;
+    int64_t dims[kMaxRank] = {};
+    int64_t x[kMaxRank] = {};
+    int64_t y[kMaxRank] = {};
+    int64_t count = 1;  // product of dims
+};
+
+// Where a finished accumulator goes. With nchunks == 1 it is final: divided
+// by `divisor` (mean), square-rooted (norm2), converted to y_dtype and stored
+// at y + (y offset of the output). With nchunks > 1 it is a partial result:
+// stored as f32 at partial[output * nchunks + chunk] for the plan to combine.
+struct ReduceOut {
+    void* y = nullptr;
+    tops_dtype_t y_dtype = TOPS_DTYPE_F32;
+    float divisor = 1.0f;
+    bool sqrt = false;
+    float* partial = nullptr;
+    int64_t nchunks = 1;
+};
+
+// Row reduction: the reduced dims end with a unit-stride dim of length n.
+// Output o (row-major over `kept`) reduces the flattened space
+// (outer reduced index r, j < n) of size red.count * n; chunk c covers
+// flattened indices [c * chunk, (c + 1) * chunk). Items: kept.count * nchunks.
+struct ReduceRowArgs {
+    const void* x = nullptr;
+    ReduceOut out;
+    ReduceSpace kept;  // x and y strides
+    ReduceSpace red;   // reduced dims other than the contiguous one (x strides)
+    int64_t n = 0;
+    int64_t chunk = 0;
+    int64_t item_begin = 0, item_end = 0;
+};
+
+// Column reduction: a kept dim of length m has unit stride in x. Outputs are
+// (kept_outer index, column); an item is (kept_outer index, tile of `tile`
+// columns, chunk of `chunk` reduced indices), so output o = ko * m + col and
+// items number kept_outer.count * tiles * nchunks (chunk fastest).
+struct ReduceColArgs {
+    const void* x = nullptr;
+    ReduceOut out;
+    ReduceSpace kept_outer;  // kept dims other than the contiguous one
+    ReduceSpace red;         // reduced dims (x strides)
+    int64_t m = 0;
+    int64_t y_inner = 0;  // y stride of the contiguous kept dim
+    int64_t tile = 0;
+    int64_t chunk = 0;
+    int64_t item_begin = 0, item_end = 0;
+};
+
+// Any strides: scalar, one output per item, no chunking.
+struct ReduceGenericArgs {
+    const void* x = nullptr;
+    ReduceOut out;
+    ReduceSpace kept;
+    ReduceSpace red;
+    int64_t item_begin = 0, item_end = 0;
+};
+
+// Column tiles hold at most this many f32 accumulators (stack, in L1).
+constexpr int64_t kReduceColTile = 1024;
+
+template <tops_dtype_t DT, ReduceAcc OP>
+struct ReduceRowKernel {
+    template <class Arch>
+    void operator()(Arch, ReduceRowArgs a) const;
+};
+
+template <tops_dtype_t DT, ReduceAcc OP>
+struct ReduceColKernel {
+    template <class Arch>
+    void operator()(Arch, ReduceColArgs a) const;
+};
+
+template <tops_dtype_t DT, ReduceAcc OP>
+struct ReduceGenericKernel {
+    template <class Arch>
+    void operator()(Arch, ReduceGenericArgs a) const;
+};
+
+// Scalar helpers shared by the kernels and the plan (src/cpu/reduce.cpp).
+float reduce_identity(ReduceAcc op);
+// Stores a final accumulator (divisor, sqrt, dtype) at element offset off of y.
+void reduce_store_final(const ReduceOut& out, int64_t off, float acc);
+
+}  // namespace tops::cpu
