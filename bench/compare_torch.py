@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times tops' CUDA softmax and transpose against PyTorch on the same GPU.
+"""Times tops' CUDA softmax, transpose and GEMM against PyTorch on the same GPU.
 
 Both sides run on the same torch tensors and the same stream; tops is called
 through a minimal ctypes loader of libtops.so (the C API only). Each call is
@@ -7,7 +7,9 @@ timed alone with CUDA events after L2 has been flushed (cold cache, as
 triton's do_bench does), median over the repetitions, after warm-up. Bytes
 count each input read once and each output written once (the mask and
 lengths are not counted). The copy ceiling is a device-to-device copy of
-512 MiB timed the same way.
+512 MiB timed the same way. GEMM cases (MxNxK, FLOPs 2MNK) run against
+torch.matmul (f16, bf16, f32, and f32 with TF32 allowed on both sides) and
+GEMM + bias + GELU against the eager F.gelu(F.linear(x, w, b)) composition.
 
 With --check it instead runs a feature matrix (dtypes, axes, strides,
 masks, lengths, log, in place, many row lengths and permutations) against an
@@ -47,6 +49,18 @@ class TransposeDesc(ctypes.Structure):
                 ("perm", ctypes.c_int32 * MAX_RANK)]
 
 
+ARG_A, ARG_B, ARG_D, ARG_BIAS = 24, 25, 27, 7
+ACT_GELU_ERF, ACT_GELU_TANH = 2, 3
+GEMM_ALLOW_TF32 = 1
+
+
+class GemmDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("a", TensorDesc), ("b", TensorDesc), ("c", TensorDesc),
+                ("d", TensorDesc), ("bias", TensorDesc), ("trans_a", ctypes.c_int32), ("trans_b", ctypes.c_int32),
+                ("alpha", ctypes.c_float), ("beta", ctypes.c_float), ("act", ctypes.c_int),
+                ("flags", ctypes.c_uint32)]
+
+
 class Arg(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_int), ("ptr", ctypes.c_void_p)]
 
@@ -60,6 +74,8 @@ class Tops:
         L.tops_last_error.restype = ctypes.c_char_p
         L.tops_softmax_desc_default.restype = SoftmaxDesc
         L.tops_transpose_desc_default.restype = TransposeDesc
+        L.tops_gemm_desc_default.restype = GemmDesc
+        L.tops_op_workspace_size.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
         L.tops_op_kernel_name.restype = ctypes.c_char_p
         L.tops_op_kernel_name.argtypes = [ctypes.c_void_p]
         L.tops_context_set_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
@@ -111,13 +127,31 @@ class Tops:
         self.check(self.lib.tops_transpose_create(self.ctx, ctypes.byref(d), ctypes.byref(op)))
         return self._runner(op, [Arg(ARG_X, x.data_ptr()), Arg(ARG_Y, y.data_ptr())])
 
+    def gemm(self, a, b, d, bias=None, act=0, trans_b=False, tf32=False):
+        """D = act(op(a) @ op(b) + bias); b is [N, K] with trans_b (a linear layer's weight)."""
+        g = self.lib.tops_gemm_desc_default()
+        g.a, g.b, g.d, g.trans_b, g.act = self.desc(a), self.desc(b), self.desc(d), int(trans_b), act
+        g.flags = GEMM_ALLOW_TF32 if tf32 else 0
+        args = [Arg(ARG_A, a.data_ptr()), Arg(ARG_B, b.data_ptr()), Arg(ARG_D, d.data_ptr())]
+        if bias is not None:
+            g.bias = self.desc(bias)
+            args.append(Arg(ARG_BIAS, bias.data_ptr()))
+        op = ctypes.c_void_p()
+        self.check(self.lib.tops_gemm_create(self.ctx, ctypes.byref(g), ctypes.byref(op)))
+        return self._runner(op, args)
+
     def _runner(self, op, args):
         arr = (Arg * len(args))(*args)
         name = self.lib.tops_op_kernel_name(op).decode()
+        ws_bytes = ctypes.c_size_t(0)
+        self.check(self.lib.tops_op_workspace_size(op, ctypes.byref(ws_bytes)))
+        ws = torch.empty(max(ws_bytes.value, 1), dtype=torch.uint8, device="cuda")
+        ws_ptr = ctypes.c_void_p(ws.data_ptr()) if ws_bytes.value else None
 
         def run():
-            self.check(self.lib.tops_op_execute(self.ctx, op, arr, len(args), None, 0))
+            self.check(self.lib.tops_op_execute(self.ctx, op, arr, len(args), ws_ptr, ws_bytes.value))
         run.kernel = name
+        run.workspace = ws
         return run
 
 
@@ -281,6 +315,60 @@ def check_features(tops):
     return fails
 
 
+GEMM_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 3072, 768), (4096, 768, 3072),
+               (16384, 4096, 4096))
+
+
+def gemm_cases(tops, timer, only):
+    """tops GEMM vs torch.matmul, and GEMM + bias + GELU vs the eager composition (MxNxK)."""
+    import torch.nn.functional as F
+    results = []
+    print("%-48s %-30s %9s %9s %7s %8s %8s %9s" % ("gemm case (MxNxK)", "tops kernel", "tops ms", "torch ms",
+                                                  "ratio", "tops TF", "torch TF", "rel.err"))
+    cases = [("matmul", dt, s) for dt in ("float16", "bfloat16", "float32", "tf32") for s in GEMM_SHAPES]
+    cases += [("linear_bias_gelu_" + form, "float16", (4096, 3072, 768)) for form in ("tanh", "erf")]
+    cases += [("linear_bias_gelu_" + form, "bfloat16", (4096, 3072, 768)) for form in ("tanh", "erf")]
+    for op, dname, (m, n, k) in cases:
+        name = "gemm %s %s %dx%dx%d" % (op, dname, m, n, k)
+        if only and only not in name:
+            continue
+        tf32 = dname == "tf32"
+        dt = torch.float32 if tf32 else getattr(torch, dname)
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        x = torch.randn(m, k, device="cuda", dtype=dt)
+        d = torch.empty(m, n, device="cuda", dtype=dt)
+        if op == "matmul":
+            w = torch.randn(k, n, device="cuda", dtype=dt)
+            run = tops.gemm(x, w, d, tf32=tf32)
+            ref_fn = lambda: torch.matmul(x, w)
+        else:
+            form = op.rsplit("_", 1)[1]
+            w = torch.randn(n, k, device="cuda", dtype=dt) / k ** 0.5
+            bias = torch.randn(n, device="cuda", dtype=dt)
+            act = ACT_GELU_TANH if form == "tanh" else ACT_GELU_ERF
+            run = tops.gemm(x, w, d, bias=bias, act=act, trans_b=True)
+            approximate = "tanh" if form == "tanh" else "none"
+            ref_fn = lambda: F.gelu(F.linear(x, w, bias), approximate=approximate)
+        d.fill_(float("nan"))
+        run()
+        ref = ref_fn()
+        torch.cuda.synchronize()
+        err = rel_err(d, ref)
+        tops_ms = timer(run)
+        torch_ms = timer(ref_fn)
+        flops = 2.0 * m * n * k
+        r = {"case": name, "op": "gemm_" + op, "dtype": dname, "shape": [m, n, k], "kernel": run.kernel,
+             "tops_ms": tops_ms, "torch_ms": torch_ms, "speedup": torch_ms / tops_ms,
+             "tops_tflops": flops / tops_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9, "rel_err": err}
+        results.append(r)
+        print("%-48s %-30s %9.4f %9.4f %6.3fx %8.1f %8.1f %9.2e" %
+              (name, run.kernel[:30], tops_ms, torch_ms, r["speedup"], r["tops_tflops"], r["torch_tflops"], err))
+        sys.stdout.flush()
+        del x, w, d, ref, run
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -318,6 +406,8 @@ def main():
     cases.append(("transpose", torch.float32, (16, 32, 64, 64, 8), (0, 4, 2, 3, 1)))
 
     results = []
+    if not a.only or "gemm" in a.only:
+        results += gemm_cases(tops, timer, a.only)
     hdr = "%-44s %-34s %9s %9s %7s %7s %7s %9s" % ("case", "tops kernel", "tops ms", "torch ms", "speedup",
                                                    "tops%cp", "torch%", "rel.err")
     print(hdr)

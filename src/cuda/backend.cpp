@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemm.hpp"
 #include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/ops.hpp"
 
@@ -55,6 +56,12 @@ public:
         const DeviceInfo* d = nullptr;
         TOPS_RETURN_IF_ERROR(lookup(device, &d));
         return cuda::plan_eltwise(p, *d, out);
+    }
+
+    Status plan_gemm(const GemmParams& p, int device, PlanPtr* out) override {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return cuda::plan_gemm(p, *d, out);
     }
 
 private:

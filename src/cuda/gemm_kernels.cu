@@ -1,0 +1,109 @@
+// Helper kernels of the cuBLASLt GEMM (src/cuda/gemm.cpp). cuBLASLt does the
+// matrix product; these cover what it cannot take directly, all off the hot
+// path of dense problems: a strided (batch, rows, cols) copy with an optional
+// scale, bias and activation (operand packing, C into D, K = 0), and a
+// uniform fill for the autotuner's scratch buffers. One thread per element in
+// a grid-stride loop with 64-bit index math: these run only on layouts
+// cuBLASLt cannot describe, so simplicity wins over bandwidth here.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/common/device.cuh"
+#include "cuda/gemm.hpp"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // grid-stride beyond this
+
+__device__ __forceinline__ float gemm_activate(Activation act, float v) {
+    switch (act) {
+        case Activation::relu: return v < 0.0f ? 0.0f : v;
+        case Activation::gelu_erf: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        case Activation::gelu_tanh: {
+            constexpr float kSqrt2OverPi = 0.79788456080286536f;
+            constexpr float kCubic = 0.044715f;
+            return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
+        }
+        case Activation::silu: return v / (1.0f + expf(-v));
+        default: return v;
+    }
+}
+
+template <class T>
+__global__ void gemm_strided_epilogue_kernel(const __grid_constant__ GemmStridedParams p) {
+    using Tr = ElemTraits<T>;
+    const T* src = static_cast<const T*>(p.src);
+    const T* bias = static_cast<const T*>(p.bias);
+    T* dst = static_cast<T*>(p.dst);
+    const int64_t n = p.batch * p.rows * p.cols;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += step) {
+        const int64_t j = e % p.cols;
+        const int64_t bi = e / p.cols;
+        const int64_t i = bi % p.rows;
+        const int64_t b = bi / p.rows;
+        float v = 0.0f;
+        if (src) v = p.scale * Tr::to_float(src[b * p.src_strides[0] + i * p.src_strides[1] + j * p.src_strides[2]]);
+        if (bias) v += Tr::to_float(bias[j * p.bias_stride]);
+        v = gemm_activate(p.act, v);
+        dst[b * p.dst_strides[0] + i * p.dst_strides[1] + j * p.dst_strides[2]] = Tr::from_float(v);
+    }
+}
+
+// splitmix-style hash of the index -> uniform [-1, 1).
+template <class T>
+__global__ void gemm_fill_uniform_kernel(T* ptr, int64_t n, uint32_t seed) {
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += step) {
+        uint64_t h = uint64_t(e) * 0x9e3779b97f4a7c15ull + seed;
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+        h ^= h >> 31;
+        constexpr float kInv2Pow23 = 1.0f / 8388608.0f;
+        const float u = float(uint32_t(h >> 40)) * kInv2Pow23 - 1.0f;  // 24 bits -> [-1, 1)
+        ptr[e] = ElemTraits<T>::from_float(u);
+    }
+}
+
+int blocks_for(int64_t n) { return int(std::max<int64_t>(1, std::min(kMaxBlocks, (n + kThreads - 1) / kThreads))); }
+
+}  // namespace
+
+Status launch_gemm_strided(const GemmStridedParams& p, tops_dtype_t dtype, cudaStream_t stream) {
+    const int64_t n = p.batch * p.rows * p.cols;
+    if (n == 0) return Status::ok();
+    const int grid = blocks_for(n);
+    const char* name = "gemm_strided_epilogue";
+    switch (dtype) {
+        case TOPS_DTYPE_F32: gemm_strided_epilogue_kernel<float><<<grid, kThreads, 0, stream>>>(p); break;
+        case TOPS_DTYPE_F16: gemm_strided_epilogue_kernel<__half><<<grid, kThreads, 0, stream>>>(p); break;
+        case TOPS_DTYPE_BF16: gemm_strided_epilogue_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p); break;
+        default: return Status(TOPS_ERROR_INTERNAL, "gemm_strided_epilogue: unexpected dtype");
+    }
+    return launch_status(name);
+}
+
+Status launch_gemm_fill_uniform(void* ptr, int64_t n, tops_dtype_t dtype, uint32_t seed, cudaStream_t stream) {
+    if (n == 0) return Status::ok();
+    const int grid = blocks_for(n);
+    switch (dtype) {
+        case TOPS_DTYPE_F32:
+            gemm_fill_uniform_kernel<<<grid, kThreads, 0, stream>>>(static_cast<float*>(ptr), n, seed);
+            break;
+        case TOPS_DTYPE_F16:
+            gemm_fill_uniform_kernel<<<grid, kThreads, 0, stream>>>(static_cast<__half*>(ptr), n, seed);
+            break;
+        case TOPS_DTYPE_BF16:
+            gemm_fill_uniform_kernel<<<grid, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(ptr), n, seed);
+            break;
+        default: return Status(TOPS_ERROR_INTERNAL, "gemm_fill_uniform: unexpected dtype");
+    }
+    return launch_status("gemm_fill_uniform");
+}
+
+}  // namespace tops::cuda
