@@ -134,7 +134,8 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 // y contiguous (n elements); inputs by class. Full vectors first, then the
 // n % VEC tail element by element.
 template <class T, EltwiseKind K, Activation A, int VEC>
-__global__ void __launch_bounds__(kThreads) eltwise_dense_kernel(const EltwiseKernelParams p) {
+__global__ void __launch_bounds__(kThreads)
+    eltwise_dense_kernel(const __grid_constant__ EltwiseKernelParams p) {
     static_assert(VEC * sizeof(T) <= kVecBytes, "vectors are at most 16 bytes");
     T* y = static_cast<T*>(p.y);
     const int64_t nvec = p.n / VEC;
@@ -183,7 +184,8 @@ __global__ void __launch_bounds__(kThreads) eltwise_dense_kernel(const EltwiseKe
 // ---------------------------------------------------------------- general
 // Any strides: each element index is decomposed over the merged dims.
 template <class T, EltwiseKind K, Activation A>
-__global__ void __launch_bounds__(kThreads) eltwise_strided_kernel(const EltwiseKernelParams p) {
+__global__ void __launch_bounds__(kThreads)
+    eltwise_strided_kernel(const __grid_constant__ EltwiseKernelParams p) {
     T* y = static_cast<T*>(p.y);
     const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < p.n; e += gstride) {

@@ -134,8 +134,8 @@ __device__ __forceinline__ void load_sum(const NormKernelParams& p, int64_t row,
 // Writes prenorm (if any) and y for VEC elements of s.
 template <class T, int VEC>
 __device__ __forceinline__ void store_outputs(const NormKernelParams& p, int64_t row, int64_t col,
-                                              const float (&s)[VEC], float mean, float rstd) {
-    if (p.prenorm) store_elems<T, VEC>(static_cast<T*>(p.prenorm) + row * p.p_rs, col, p.p_cs, s);
+                                              const float (&s)[VEC], float mean, float rstd, bool with_prenorm) {
+    if (with_prenorm && p.prenorm) store_elems<T, VEC>(static_cast<T*>(p.prenorm) + row * p.p_rs, col, p.p_cs, s);
     float o[VEC];
 #pragma unroll
     for (int j = 0; j < VEC; ++j) o[j] = (s[j] - mean) * rstd;
@@ -182,14 +182,14 @@ __device__ __forceinline__ float team_sum(float v, float* scratch) {
 // (rows, cols) with cols <= TEAM * ITERS * VEC; s stays in registers.
 template <class T, int VEC, int ITERS, int TEAM>
 __global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads)
-    norm_regs_kernel(const NormKernelParams p) {
+    norm_regs_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert((TEAM & (TEAM - 1)) == 0 && TEAM >= 1 && TEAM <= kBlockTeamMax, "TEAM: power of two");
     constexpr int kThreads = TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads;
     constexpr int kRowsPerBlock = kThreads / TEAM;
     __shared__ float scratch[kWarpSize];
     const int lane = threadIdx.x % TEAM;
-    const float inv_cols = 1.0f / float(p.cols);
+    const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
     // The loop bound is uniform per block so that every thread reaches the reductions.
     for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock; base < p.rows;
          base += int64_t(gridDim.x) * kRowsPerBlock) {
@@ -236,12 +236,11 @@ __global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamTh
         const float rstd = rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps);
         if (!active) continue;
         if (lane == 0) store_stats(p, row, mean, rstd);
-        NormKernelParams q = p;
-        q.prenorm = nullptr;  // written above
+        // prenorm was written above.
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
             const int64_t col = int64_t(it * TEAM + lane) * VEC;
-            if (col < p.cols) store_outputs<T, VEC>(q, row, col, s[it], mean, rstd);
+            if (col < p.cols) store_outputs<T, VEC>(p, row, col, s[it], mean, rstd, false);
         }
     }
 }
@@ -286,7 +285,8 @@ __device__ __forceinline__ Welford block_welford(Welford a, Welford* scratch) {
 
 // One block per row of any length: statistics pass, then normalize pass.
 template <class T, int VEC>
-__global__ void __launch_bounds__(kStreamThreads) norm_stream_kernel(const NormKernelParams p) {
+__global__ void __launch_bounds__(kStreamThreads)
+    norm_stream_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(kStreamThreads % kWarpSize == 0 && kStreamThreads / kWarpSize <= kWarpSize, "whole warps");
     __shared__ Welford scratch[kWarpSize];
     const int64_t nvec = (p.cols + VEC - 1) / VEC;
@@ -326,14 +326,14 @@ __global__ void __launch_bounds__(kStreamThreads) norm_stream_kernel(const NormK
             }
         }
         const Welford r = block_welford(acc, scratch);
-        const float inv_cols = 1.0f / float(p.cols);
+        const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
         const float mean = p.rms ? 0.0f : r.mean;
         const float rstd = rsqrtf(r.m2 * inv_cols + p.eps);
         if (threadIdx.x == 0) store_stats(p, row, mean, rstd);
         for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
             float s[VEC];
             load_sum<T, VEC>(p, row, i * VEC, s);
-            store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd);
+            store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
         }
     }
 }

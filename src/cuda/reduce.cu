@@ -157,7 +157,8 @@ __device__ __forceinline__ void emit(const ReduceKernelParams& p, int64_t o, int
 // ---------------------------------------------------------------- rows
 // Work item w = (output, split); TEAM threads reduce its range of the row.
 template <class T, Acc A, int VEC, int TEAM>
-__global__ void __launch_bounds__(kRowsThreads) reduce_rows_kernel(const ReduceKernelParams p) {
+__global__ void __launch_bounds__(kRowsThreads)
+    reduce_rows_kernel(const __grid_constant__ ReduceKernelParams p) {
     static_assert(kRowsThreads % TEAM == 0 && (TEAM == kWarpSize || TEAM == kRowsThreads), "warp or block teams");
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     constexpr int kTeams = kRowsThreads / TEAM;
@@ -201,7 +202,9 @@ __global__ void __launch_bounds__(kRowsThreads) reduce_rows_kernel(const ReduceK
                         const int64_t i = i0 + int64_t(u) * TEAM;
                         if (i < nvec) {
 #pragma unroll
-                            for (int j = 0; j < VEC; ++j) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u].v[j]));
+                            for (int j = 0; j < VEC; ++j) {
+                                acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u].v[j]));
+                            }
                         }
                     }
                 }
@@ -244,7 +247,8 @@ __global__ void __launch_bounds__(kRowsThreads) reduce_rows_kernel(const ReduceK
 // Block (kColsLanes, kColsWarps): tile of kColsLanes * VEC neighbouring
 // outputs along the unit-stride kept dim; blockIdx.y is the split.
 template <class T, Acc A, int VEC>
-__global__ void __launch_bounds__(kColsLanes * kColsWarps) reduce_cols_kernel(const ReduceKernelParams p) {
+__global__ void __launch_bounds__(kColsLanes * kColsWarps)
+    reduce_cols_kernel(const __grid_constant__ ReduceKernelParams p) {
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     constexpr int kTile = kColsLanes * VEC;
     __shared__ float part[kColsWarps][kTile];  // (warps, tile outputs)
@@ -304,7 +308,8 @@ __global__ void __launch_bounds__(kColsLanes * kColsWarps) reduce_cols_kernel(co
 // A warp per output combines its `splits` partials: lanes stride over them,
 // then a fixed shuffle tree.
 template <Acc A>
-__global__ void __launch_bounds__(kFinalThreads) reduce_combine_kernel(const ReduceKernelParams p) {
+__global__ void __launch_bounds__(kFinalThreads)
+    reduce_combine_kernel(const __grid_constant__ ReduceKernelParams p) {
     using Op = AccOp<A>;
     const int lane = threadIdx.x % kWarpSize;
     constexpr int kWarps = kFinalThreads / kWarpSize;
@@ -420,6 +425,7 @@ Status resident_blocks(const void* fn, int threads, const DeviceInfo& dev, int64
 }
 
 int choose_splits(int64_t blocks, int64_t resident, int64_t len, int64_t min_len) {
+    blocks = std::max<int64_t>(blocks, 1);
     if (blocks >= resident || len < 2 * min_len) return 1;
     const int64_t want = (resident + blocks - 1) / blocks;
     return int(std::clamp<int64_t>(std::min(want, len / min_len), 1, kMaxSplits));
@@ -523,13 +529,14 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         if (!k || !ks) return Status(TOPS_ERROR_INTERNAL, "reduce: no CUDA kernel instantiated for this case");
         TOPS_RETURN_IF_ERROR(resident_blocks(k->fn, kColsLanes * kColsWarps, dev, &resident));
         const int64_t tile = int64_t(kColsLanes) * vec;
-        const int64_t tiles = (base.outputs / base.inner) * ((base.inner + tile - 1) / tile);
+        const int64_t outer = base.inner > 0 ? base.outputs / base.inner : 0;
+        const int64_t tiles = std::max<int64_t>(1, outer * ((base.inner + tile - 1) / tile));
         base.splits = choose_splits(tiles, resident, base.len, kMinSplitRows);
         base.chunk = (base.len + base.splits - 1) / base.splits;
         const dim3 block(kColsLanes, kColsWarps);
         if (vec_ok) vec_l = {k, dim3(unsigned(tiles), unsigned(base.splits)), block};
         // The scalar fallback (misaligned x) keeps the same splits; its tiles are narrower.
-        const int64_t tiles1 = (base.outputs / base.inner) * ((base.inner + kColsLanes - 1) / kColsLanes);
+        const int64_t tiles1 = std::max<int64_t>(1, outer * ((base.inner + kColsLanes - 1) / kColsLanes));
         scalar_l = {ks, dim3(unsigned(tiles1), unsigned(base.splits)), block};
     } else {
         const int team = base.len <= kRowsWarpMaxLen ? kWarpSize : kRowsThreads;
