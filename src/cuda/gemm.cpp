@@ -57,6 +57,8 @@ constexpr int kAutotuneCandidates = 8;
 constexpr int kAutotuneWarmup = 2;
 constexpr int kAutotuneReps = 10;
 constexpr int kAutotuneRounds = 2;
+constexpr int kActThreads = 256;  // block size of launch_gemm_act_dense
+constexpr int kActWaves = 4;      // its grid: this many full waves, then grid-stride
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -263,6 +265,8 @@ private:
     bool epi_bias_ = false;
     AlgoChoice algo_[kTiers];
     PlanPtr post_;               // bias / activation not done by the epilogue
+    bool act_dense_ = false;     // post-pass is act only over a dense D
+    int act_dense_blocks_ = 0;
     mutable std::mutex bias_mu_;  // the bias pointer lives in the shared descriptor
 };
 
@@ -316,6 +320,10 @@ Status GemmPlanCuda::build(const DeviceInfo& dev) {
             ep.num_inputs = 2;
         }
         TOPS_RETURN_IF_ERROR(plan_eltwise(ep, dev, &post_));
+        // Activation only, over a dense D: the vector kernel (the eltwise plan
+        // stays as the fallback for pointers that are not 16-byte aligned).
+        act_dense_ = !bias_post && p_.d.is_contiguous();
+        act_dense_blocks_ = dev.sm_count * (dev.max_threads_per_sm / kActThreads) * kActWaves;
     }
     static const char* const acts[] = {"none", "relu", "gelu_erf", "gelu_tanh", "silu"};
     const AlgoChoice& primary = algo_[0].valid ? algo_[0] : (algo_[1].valid ? algo_[1] : algo_[2]);
@@ -331,7 +339,8 @@ Status GemmPlanCuda::build(const DeviceInfo& dev) {
                algo_[2].valid ? "y" : "n", ", epilogue ", int(epilogue_), ", lt workspace ", lt_ws_,
                pack_a_ ? ", pack A" : "", pack_b_ ? ", pack B" : "", pack_d_ ? ", D via workspace" : "",
                c_mode_ == CMode::copy_into_d ? ", C copied into D" : "",
-               post_ ? fmt(", post-pass ", bias_post ? "bias+" : "", acts[int(p_.act)], " (", post_->kernel_name(), ")")
+               post_ ? fmt(", post-pass ", bias_post ? "bias+" : "", acts[int(p_.act)], " (",
+                            act_dense_ ? "gemm_act_dense_vec, else " : "", post_->kernel_name(), ")")
                      : std::string());
     return Status::ok();
 }
@@ -703,6 +712,9 @@ Status GemmPlanCuda::execute(const ExecContext& ctx, const ArgTable& args) const
         sp.src = d_lt;
         sp.dst = d;
         TOPS_RETURN_IF_ERROR(run_strided(sp, p_.d.dtype, stream));
+    }
+    if (post_ && act_dense_ && ptr_align(d) >= 16) {
+        return launch_gemm_act_dense(d, p_.d.numel(), p_.act, p_.d.dtype, act_dense_blocks_, stream);
     }
     if (post_) {
         ArgTable t;

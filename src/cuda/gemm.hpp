@@ -32,6 +32,11 @@ struct GemmStridedParams {
 
 Status launch_gemm_strided(const GemmStridedParams& p, tops_dtype_t dtype, cudaStream_t stream);
 
+// d[i] = act(d[i]) over a dense, 16-byte aligned D of n elements (act is
+// gelu_erf or silu, the activations cuBLASLt has no epilogue for).
+Status launch_gemm_act_dense(void* d, int64_t n, Activation act, tops_dtype_t dtype, int max_blocks,
+                             cudaStream_t stream);
+
 // Fills n elements with uniform values in [-1, 1) from `seed` (autotuning
 // scratch: timing on zeros would flatter the tensor cores).
 Status launch_gemm_fill_uniform(void* ptr, int64_t n, tops_dtype_t dtype, uint32_t seed, cudaStream_t stream);

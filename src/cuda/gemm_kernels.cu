@@ -5,6 +5,10 @@
 // uniform fill for the autotuner's scratch buffers. One thread per element in
 // a grid-stride loop with 64-bit index math: these run only on layouts
 // cuBLASLt cannot describe, so simplicity wins over bandwidth here.
+// The exception is the in-place activation over a dense D (GELU erf, SiLU
+// after a cuBLASLt bias epilogue), which is on the hot path: 16-byte vectors,
+// the activation a template parameter, a grid of a few waves striding over D
+// right after the GEMM wrote it (much of D is still in L2).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -70,6 +74,45 @@ __global__ void gemm_fill_uniform_kernel(T* ptr, int64_t n, uint32_t seed) {
     }
 }
 
+template <class T, Activation A>
+__device__ __forceinline__ float gemm_act(float v) {
+    if constexpr (A == Activation::gelu_erf) return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    if constexpr (A == Activation::silu) return v / (1.0f + __expf(-v));
+    return gemm_activate(A, v);
+}
+
+// d[i] = act(d[i]) over n elements; d is 16-byte aligned.
+template <class T, Activation A>
+__global__ void gemm_act_dense_vec_kernel(T* d, int64_t n) {
+    constexpr int kVec = int(16 / sizeof(T));
+    using V = Vec<T, kVec>;
+    using Tr = ElemTraits<T>;
+    const int64_t nvec = n / kVec;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    V* dv = reinterpret_cast<V*>(d);
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < nvec; i += step) {
+        V x = dv[i];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) x.v[e] = Tr::from_float(gemm_act<T, A>(Tr::to_float(x.v[e])));
+        dv[i] = x;
+    }
+    for (int64_t i = nvec * kVec + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+        d[i] = Tr::from_float(gemm_act<T, A>(Tr::to_float(d[i])));
+    }
+}
+
+template <class T>
+Status launch_act_dense_typed(T* d, int64_t n, Activation act, int grid, cudaStream_t s) {
+    switch (act) {
+        case Activation::gelu_erf:
+            gemm_act_dense_vec_kernel<T, Activation::gelu_erf><<<grid, kThreads, 0, s>>>(d, n);
+            break;
+        case Activation::silu: gemm_act_dense_vec_kernel<T, Activation::silu><<<grid, kThreads, 0, s>>>(d, n); break;
+        default: return Status(TOPS_ERROR_INTERNAL, "gemm_act_dense_vec: unexpected activation");
+    }
+    return launch_status("gemm_act_dense_vec");
+}
+
 int blocks_for(int64_t n) { return int(std::max<int64_t>(1, std::min(kMaxBlocks, (n + kThreads - 1) / kThreads))); }
 
 }  // namespace
@@ -86,6 +129,18 @@ Status launch_gemm_strided(const GemmStridedParams& p, tops_dtype_t dtype, cudaS
         default: return Status(TOPS_ERROR_INTERNAL, "gemm_strided_epilogue: unexpected dtype");
     }
     return launch_status(name);
+}
+
+Status launch_gemm_act_dense(void* d, int64_t n, Activation act, tops_dtype_t dtype, int max_blocks,
+                             cudaStream_t stream) {
+    if (n == 0) return Status::ok();
+    const int grid = std::min(blocks_for(n * int64_t(dtype_size(dtype)) / 16), std::max(max_blocks, 1));
+    switch (dtype) {
+        case TOPS_DTYPE_F32: return launch_act_dense_typed(static_cast<float*>(d), n, act, grid, stream);
+        case TOPS_DTYPE_F16: return launch_act_dense_typed(static_cast<__half*>(d), n, act, grid, stream);
+        case TOPS_DTYPE_BF16: return launch_act_dense_typed(static_cast<__nv_bfloat16*>(d), n, act, grid, stream);
+        default: return Status(TOPS_ERROR_INTERNAL, "gemm_act_dense_vec: unexpected dtype");
+    }
 }
 
 Status launch_gemm_fill_uniform(void* ptr, int64_t n, tops_dtype_t dtype, uint32_t seed, cudaStream_t stream) {
