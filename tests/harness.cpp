@@ -554,7 +554,7 @@ std::string index_text(int64_t flat, const std::vector<int64_t>& dims) {
 
 ::testing::AssertionResult compare_values(const std::vector<double>& out, const std::vector<double>& ref,
                                           const Tolerance& tol, const std::vector<int64_t>& dims,
-                                          const char* what) {
+                                          const char* what, bool zeros_exact) {
     if (out.size() != ref.size()) {
         return ::testing::AssertionFailure() << what << ": " << out.size() << " outputs for " << ref.size()
                                              << " reference values";
@@ -564,7 +564,7 @@ std::string index_text(int64_t flat, const std::vector<int64_t>& dims) {
     for (size_t i = 0; i < out.size(); ++i) {
         const double r = ref[i], o = out[i];
         if (std::isnan(r)) return ::testing::AssertionFailure() << what << ": reference is NaN at " << index_text(int64_t(i), dims);
-        if (std::isinf(r) || r == 0.0) {  // masked out: exactly 0 or -inf
+        if (std::isinf(r) || (zeros_exact && r == 0.0)) {  // masked out: exactly -inf or 0
             if (!(o == r)) {
                 if (bad_exact < 0) bad_exact = int64_t(i);
                 ++n_exact;
@@ -597,7 +597,8 @@ std::string index_text(int64_t flat, const std::vector<int64_t>& dims) {
           << index_text(bad_finite, dims) << ": " << out[size_t(bad_finite)] << " vs " << ref[size_t(bad_finite)];
     }
     if (n_exact) {
-        r << "\n  " << n_exact << " masked-out positions not exactly " << "0/-inf, first at "
+        r << "\n  " << n_exact << " masked-out positions not exactly " << (zeros_exact ? "0 / -inf" : "-inf")
+          << ", first at "
           << index_text(bad_exact, dims) << ": " << out[size_t(bad_exact)] << " vs " << ref[size_t(bad_exact)];
     }
     r << "\n  relative Frobenius error " << rel << " (tolerance " << tol.rel_fro << ")"

@@ -231,7 +231,9 @@ struct RunSpec {
 
 // Relative Frobenius error ||out - ref|| / ||ref|| and max-abs error
 // max|out - ref| / max(1, max|ref|). Positions where the reference is
-// exactly 0 or -inf (masked out) must match exactly; NaN never passes.
+// infinite (log-softmax of a masked position) must match exactly, and so
+// must exact zeros when zeros_exact (softmax of a masked position); NaN and
+// infinities where the reference is finite never pass.
 struct Tolerance {
     double rel_fro;
     double max_abs;
@@ -245,7 +247,7 @@ Tolerance cross_backend_tolerance(tops_dtype_t dtype);
 
 ::testing::AssertionResult compare_values(const std::vector<double>& out, const std::vector<double>& ref,
                                           const Tolerance& tol, const std::vector<int64_t>& dims,
-                                          const char* what);
+                                          const char* what, bool zeros_exact = false);
 
 // Every storage slot of out equals that of expected, bit for bit.
 ::testing::AssertionResult bits_equal(const Tensor& out, const Tensor& expected, const char* what);

@@ -687,7 +687,7 @@ TEST_F(CapiExecute, AliasingNeedsTheSamePointerAndLayout) {
 
     ASSERT_TRUE(succeeds(create_transpose(transpose_desc())));
     EXPECT_TRUE(fails_with(exec({{TOPS_ARG_X, x_.data()}, {TOPS_ARG_Y, x_.data()}}), TOPS_ERROR_INVALID_ARGUMENT,
-                           {"transpose", "output y overlaps input x", "cannot run in place"}));
+                           {"transpose", "output y overlaps input x"}));
     EXPECT_TRUE(succeeds(exec({{TOPS_ARG_X, x_.data()}, {TOPS_ARG_Y, y_.data()}})));
 }
 
