@@ -42,6 +42,7 @@ struct SoftmaxLastDimArgs {
     SoftmaxRowSpace rows;
     int64_t n = 0;
     int64_t mask_axis_stride = 0;
+    bool stream = false;  // y is too large to stay cached: non-temporal stores
     int64_t row_begin = 0, row_end = 0;
 };
 

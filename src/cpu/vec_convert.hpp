@@ -146,6 +146,52 @@ inline void store_partial(storage_t<DT>* p, VecF v, int count) {
     for (int i = 0; i < count; ++i) p[i] = from_float<DT>(tmp[i]);
 }
 
+// Bytes one store<DT> writes; store_stream<DT> needs p aligned to this.
+template <tops_dtype_t DT>
+constexpr int kVecBytes = int(sizeof(storage_t<DT>)) * kLanes;
+
+// Non-temporal store (no read-for-ownership, bypasses the caches): for
+// outputs too large to stay cached. p must be kVecBytes<DT>-aligned; call
+// stream_fence() before other threads may read the data. sse4 f16/bf16 (8
+// bytes a vector) has no such store and uses a plain one.
+template <tops_dtype_t DT>
+inline void store_stream(storage_t<DT>* p, VecF v) {
+    if constexpr (DT == TOPS_DTYPE_F32) {
+#if defined(TOPS_CPU_ISA_avx512)
+        _mm512_stream_ps(p, v);
+#elif defined(TOPS_CPU_ISA_avx2)
+        _mm256_stream_ps(p, v);
+#else
+        _mm_stream_ps(p, v);
+#endif
+    } else {
+#if defined(TOPS_CPU_ISA_avx512)
+        const __m256i h = DT == TOPS_DTYPE_F16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+                                               : _mm512_cvtepi32_epi16(bf16_narrow(v));
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(p), h);
+#elif defined(TOPS_CPU_ISA_avx2)
+        __m128i h;
+        if constexpr (DT == TOPS_DTYPE_F16) {
+            h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+        } else {
+            const __m256i lo = _mm256_and_si256(bf16_narrow(v), _mm256_set1_epi32(0xffff));
+            h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(lo, lo), 0x08));
+        }
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), h);
+#else
+        store<DT>(p, v);
+#endif
+    }
+}
+
+inline void stream_fence() { _mm_sfence(); }
+
+// Hint that the cache line holding p is read soon (into L1, or L2 with far).
+inline void prefetch_read(const void* p, bool far) {
+    if (far) _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1);
+    else _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0);
+}
+
 // kLanes mask bytes: true where the byte is nonzero.
 inline BoolF load_mask(const uint8_t* p) {
 #if defined(TOPS_CPU_ISA_avx512)

@@ -32,7 +32,8 @@ struct AxisBlock {
     const int32_t* lengths;     // (cols) with stride lengths_inner
     int64_t n, x_axis, y_axis, mask_axis, mask_inner, lengths_inner;
     int last;                   // lanes of the last vector, 1..kLanes
-    VecF s;
+    VecF s;                     // scale
+    VecF s2;                    // scale log2(e): exp(scale x - m) = 2^(x s2 - m log2(e))
 
     int lanes(int v) const { return v == NV - 1 ? last : kLanes; }
 
@@ -62,10 +63,10 @@ struct AxisBlock {
         else return t;
     }
 
-    VecF e_at(int64_t j, int v, const VecI* len, VecF neg_m) const {
-        VecF t = xsimd::fma(ld(x + j * x_axis + v * kLanes, v), s, neg_m);
-        if constexpr (kMasked) t = xsimd::select(on(j, v, len), t, VecF(-kInf));
-        return exp_nonpositive(t);
+    VecF e_at(int64_t j, int v, const VecI* len, VecF neg_m2) const {
+        VecF u = xsimd::fma(ld(x + j * x_axis + v * kLanes, v), s2, neg_m2);
+        if constexpr (kMasked) u = xsimd::select(on(j, v, len), u, VecF(-kInf));
+        return exp2_nonpositive(u);
     }
 
     void run(bool log, float* scratch) const {
@@ -87,7 +88,7 @@ struct AxisBlock {
         VecF neg_m[NV], sum[NV];
         for (int v = 0; v < NV; ++v) {
             m[v] = safe_max(m[v]);
-            neg_m[v] = -m[v];
+            neg_m[v] = -m[v] * VecF(kLog2e);
             sum[v] = VecF(0.0f);
         }
         if (log) {
@@ -155,6 +156,7 @@ void run_block(const SoftmaxAxisArgs& a, const RowCursor& cur, int64_t c0, int l
     b.lengths_inner = a.lengths_inner;
     b.last = last;
     b.s = VecF(a.io.scale);
+    b.s2 = VecF(a.io.scale * kLog2e);
     b.run(a.io.log, scratch);
 }
 

@@ -60,37 +60,48 @@ inline int64_t valid_length(const int32_t* lengths, int64_t n) {
     return len < 0 ? 0 : (len > n ? n : len);
 }
 
-// exp(t) for t <= 0 (t may exceed 0 by rounding; any t below kExpMin, -inf
-// included, gives 0). Cody-Waite reduction t = k ln2 + r with |r| <= ln2/2,
-// a degree-6 polynomial for e^r, and 2^k built in the exponent field:
-// about 1 ulp on [-87, 0].
-inline VecF exp_nonpositive(VecF t) {
-    constexpr float kExpMin = -87.3f;  // e^kExpMin ~ 2^-126, the smallest normal
-    constexpr float kLog2e = 1.44269504088896341f;
-    constexpr float kLn2Hi = 0.693359375f;     // ln 2 rounded to 9 significant bits
-    constexpr float kLn2Lo = -2.12194440e-4f;  // ln 2 - kLn2Hi
-    constexpr float kP0 = 1.9875691500e-4f;    // e^r ~ 1 + r + r^2 (kP5 + kP4 r + ... + kP0 r^5)
-    constexpr float kP1 = 1.3981999507e-3f;
-    constexpr float kP2 = 8.3334519073e-3f;
-    constexpr float kP3 = 4.1665795894e-2f;
-    constexpr float kP4 = 1.6666665459e-1f;
-    constexpr float kP5 = 5.0000001201e-1f;
-    constexpr int kExpBias = 127;
-    constexpr int kMantissaBits = 23;
+// 2^u for u <= 0 (u may exceed 0 by rounding; any u below kExp2Min, -inf
+// and NaN included, gives 0, so no denormal ever leaves). Kernels fold
+// log2(e) into the scale and max they already apply (u = x * scale log2e -
+// max log2e, one FMA), so exp costs no separate multiply or Cody-Waite
+// reduction: u = k + f with integer k and |f| <= 1/2 (exact), 2^f by a
+// degree-7 Horner polynomial (Cephes' expf coefficients times ln2^i, about
+// 1 ulp), times 2^k. AVX-512 rounds with vrndscaleps and scales with a
+// zero-masked vscalefps; the other ISAs round with the 1.5 * 2^23 shifter,
+// whose low mantissa bits then hold k + 127, and shift those into the
+// exponent field.
+constexpr float kLog2e = 1.44269504088896341f;
 
-    const VecF tc = xsimd::max(t, VecF(kExpMin));
-    const VecF k = xsimd::nearbyint(tc * VecF(kLog2e));
-    VecF r = xsimd::fnma(k, VecF(kLn2Hi), tc);
-    r = xsimd::fnma(k, VecF(kLn2Lo), r);
-    VecF p = xsimd::fma(VecF(kP0), r, VecF(kP1));
-    p = xsimd::fma(p, r, VecF(kP2));
-    p = xsimd::fma(p, r, VecF(kP3));
-    p = xsimd::fma(p, r, VecF(kP4));
-    p = xsimd::fma(p, r, VecF(kP5));
-    const VecF er = xsimd::fma(p, r * r, r) + VecF(1.0f);
-    const VecI bits = (xsimd::to_int(k) + VecI(kExpBias)) << kMantissaBits;
-    const VecF e = er * xsimd::bitwise_cast<VecF>(bits);
-    return xsimd::select(t >= VecF(kExpMin), e, VecF(0.0f));
+inline VecF exp2_nonpositive(VecF u) {
+    constexpr float kExp2Min = -126.0f;  // 2^kExp2Min is the smallest normal float
+    constexpr float kC7 = 1.5279194486e-05f;  // 2^f ~ 1 + f (kC1 + f (kC2 + ... + f kC7))
+    constexpr float kC6 = 1.5506794443e-04f;
+    constexpr float kC5 = 1.3333747629e-03f;
+    constexpr float kC4 = 9.6179284155e-03f;
+    constexpr float kC3 = 5.5504105985e-02f;
+    constexpr float kC2 = 2.4022650719e-01f;
+    constexpr float kC1 = 6.9314718246e-01f;
+    auto poly = [](VecF f) {
+        VecF p = xsimd::fma(VecF(kC7), f, VecF(kC6));
+        p = xsimd::fma(p, f, VecF(kC5));
+        p = xsimd::fma(p, f, VecF(kC4));
+        p = xsimd::fma(p, f, VecF(kC3));
+        p = xsimd::fma(p, f, VecF(kC2));
+        p = xsimd::fma(p, f, VecF(kC1));
+        return xsimd::fma(p, f, VecF(1.0f));
+    };
+#if defined(TOPS_CPU_ISA_avx512)
+    const VecF k = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __mmask16 in_range = _mm512_cmp_ps_mask(u, VecF(kExp2Min), _CMP_GE_OQ);
+    return _mm512_maskz_scalef_ps(in_range, poly(u - k), k);
+#else
+    constexpr float kShifter = 12582912.0f + 127.0f;  // 1.5 * 2^23 + exponent bias
+    constexpr int kMantissaBits = 23;
+    const VecF shifted = u + VecF(kShifter);
+    const VecF k = shifted - VecF(kShifter);
+    const VecF pow2k = xsimd::bitwise_cast<VecF>(xsimd::bitwise_cast<VecI>(shifted) << kMantissaBits);
+    return xsimd::select(u >= VecF(kExp2Min), poly(u - k) * pow2k, VecF(0.0f));
+#endif
 }
 
 inline float hmax(VecF v) {

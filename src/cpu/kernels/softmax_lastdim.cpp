@@ -1,26 +1,34 @@
 // Softmax along a contiguous axis: rows of n unit-stride elements
 // (softmax_<dtype>_lastdim_<isa>).
 //
-// Strategy: three passes per row, computing exp once per element.
-//   1. max of scale*x over the entries taking part (read x),
-//   2. e = exp(scale*x - max): summed and stored (f32: into y; f16/bf16: into
-//      an f32 stack buffer so the output is rounded once; rows too long for
-//      the buffer recompute exp in pass 3 instead),
-//   3. y = e / sum (log-softmax: y = scale*x - max - log(sum), no store in 2).
-// A row of f32 up to a few hundred KiB stays in L1/L2 between the passes, so
-// passes 2-3 run from cache and memory traffic stays one read of x and one
-// write of y. Reductions use kUnroll independent accumulators to hide
-// latency. Masked entries enter the max as -inf, so their exp is 0 and the
-// stored e already holds the 0 the softmax writes there.
+// Strategy: three passes per row, exp computed once per element where the
+// row fits the scratch buffer.
+//   1. max of scale*x over the entries taking part (reads x from memory),
+//   2. e = exp(scale*x - max), summed and kept in an f32 stack buffer of
+//      kScratchFloats (L1/L2 resident); meanwhile the next row is prefetched,
+//      so memory keeps streaming while this pass computes,
+//   3. y = e / sum, one rounding to the output dtype.
+// Log-softmax stores nothing in pass 2 and writes y = scale*x - max -
+// log(sum) in pass 3. Rows longer than the buffer keep e in y (f32 with
+// cached stores) or recompute exp in pass 3. Outputs too large to stay
+// cached (SoftmaxLastDimArgs::stream) use non-temporal stores, so memory
+// traffic is one read of x and one write of y, with no read-for-ownership of
+// y. Reductions use kUnroll independent accumulators to hide latency. Masked
+// entries enter the max and the exp as -inf, so their e is exactly 0.
+#include <algorithm>
+#include <cstdint>
+
 #include "cpu/kernels/softmax_common.hpp"
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
 
-constexpr int kUnroll = 4;                 // independent accumulators per reduction
-constexpr int64_t kScratchFloats = 8192;   // f16/bf16 rows up to 32 KiB of f32 exps
+constexpr int kUnroll = 4;                // independent accumulators per reduction
 constexpr int64_t kStep = int64_t(kUnroll) * kLanes;
+constexpr int64_t kScratchFloats = 8192;  // e of rows up to 8192 entries (32 KiB)
+constexpr int64_t kCacheLine = 64;
+constexpr int64_t kNearRowBytes = 16 * 1024;  // longer rows are prefetched into L2, not L1
 
 inline BoolF first_lanes(int count) {
     alignas(64) int32_t iota[kLanes];
@@ -70,19 +78,29 @@ float row_max(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF s) 
     return hmax(acc[0]);
 }
 
-// Pass 2: sum of e = exp(scale*x - m) over [0, len); stores e to `out`
-// (f32, unit stride) unless it is null.
+// Pass 2: sum of e = exp(scale*x - m) = 2^(x*s2 - m2) over [0, len), with
+// s2 = scale log2(e) and m2 = m log2(e); stores e to `out`
+// (f32, unit stride) unless it is null. Meanwhile prefetches the same range
+// of the next row (`next`, may be null) so that its pass 1 finds it cached
+// and memory keeps streaming while this pass computes.
 template <tops_dtype_t DT, bool kMasked>
-float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF s, VecF neg_m, float* out) {
+float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF s2, VecF neg_m2, float* out,
+                  const storage_t<DT>* next, bool next_far) {
+    constexpr int64_t kStepBytes = kStep * int64_t(sizeof(storage_t<DT>));
     VecF acc[kUnroll];
     for (auto& v : acc) v = VecF(0.0f);
     auto exp_at = [&](int64_t j) {
-        VecF t = xsimd::fma(load<DT>(x + j), s, neg_m);
-        if constexpr (kMasked) t = xsimd::select(active<true>(mask, j), t, VecF(-kInf));
-        return exp_nonpositive(t);
+        VecF u = xsimd::fma(load<DT>(x + j), s2, neg_m2);
+        if constexpr (kMasked) u = xsimd::select(active<true>(mask, j), u, VecF(-kInf));
+        return exp2_nonpositive(u);
     };
     int64_t j = 0;
     for (; j + kStep <= len; j += kStep) {
+        if (next) {
+            for (int64_t b = 0; b < kStepBytes; b += kCacheLine) {
+                prefetch_read(reinterpret_cast<const char*>(next + j) + b, next_far);
+            }
+        }
         for (int u = 0; u < kUnroll; ++u) {
             const VecF e = exp_at(j + u * kLanes);
             if (out) e.store_unaligned(out + j + u * kLanes);
@@ -96,9 +114,9 @@ float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF
     }
     if (j < len) {
         const int count = int(len - j);
-        const VecF t = xsimd::select(active_tail<kMasked>(mask, j, count),
-                                     xsimd::fma(load_partial<DT>(x + j, count, 0.0f), s, neg_m), VecF(-kInf));
-        const VecF e = exp_nonpositive(t);
+        const VecF u = xsimd::select(active_tail<kMasked>(mask, j, count),
+                                     xsimd::fma(load_partial<DT>(x + j, count, 0.0f), s2, neg_m2), VecF(-kInf));
+        const VecF e = exp2_nonpositive(u);
         if (out) store_partial<TOPS_DTYPE_F32>(out + j, e, count);
         acc[1] += e;
     }
@@ -106,11 +124,19 @@ float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF
     return hsum(acc[0]);
 }
 
-// y[j] = f(j) for vectors over [0, len): f(j, count) returns the batch of
-// lanes j .. j+count (count < kLanes only for the tail).
+// y[j] = f(j, count) for vectors over [0, len), where f returns lanes
+// j .. j+count (count < kLanes only at the ends). With `stream`, full vectors
+// use non-temporal stores once y + j is vector aligned.
 template <tops_dtype_t DT, class F>
-inline void row_store(storage_t<DT>* y, int64_t len, F&& f) {
+inline void row_store(storage_t<DT>* y, int64_t len, bool stream, F&& f) {
+    using T = storage_t<DT>;
     int64_t j = 0;
+    const auto misaligned = reinterpret_cast<uintptr_t>(y) % uintptr_t(kVecBytes<DT>);
+    if (stream && misaligned % sizeof(T) == 0) {
+        const int64_t head = misaligned ? std::min<int64_t>(len, kLanes - int64_t(misaligned / sizeof(T))) : 0;
+        if (head > 0) store_partial<DT>(y, f(0, int(head)), int(head));
+        for (j = head; j + kLanes <= len; j += kLanes) store_stream<DT>(y + j, f(j, kLanes));
+    }
     for (; j + kLanes <= len; j += kLanes) store<DT>(y + j, f(j, kLanes));
     if (j < len) store_partial<DT>(y + j, f(j, int(len - j)), int(len - j));
 }
@@ -121,51 +147,68 @@ inline void row_fill(storage_t<DT>* y, int64_t begin, int64_t end, float value) 
     for (int64_t j = begin; j < end; ++j) y[j] = v;
 }
 
-// One row: entries [0, len) take part (subject to the mask), [len, n) are
-// written as masked.
+// One row of n elements: [0, len) take part (subject to the mask), [len, n)
+// are written as masked.
+template <tops_dtype_t DT>
+struct RowJob {
+    const storage_t<DT>* x;
+    storage_t<DT>* y;
+    const uint8_t* mask;
+    int64_t len, n;
+    const storage_t<DT>* next;  // the next row's x, prefetched (null: none)
+};
+
+struct RowConfig {
+    float scale;
+    bool log;
+    bool stream;
+    float* scratch;  // kScratchFloats floats
+};
+
 template <tops_dtype_t DT, bool kMasked>
-void softmax_row(const storage_t<DT>* x, storage_t<DT>* y, const uint8_t* mask, int64_t len, int64_t n,
-                 float scale, bool log, float* scratch) {
-    row_fill<DT>(y, len, n, masked_value(log));
+void softmax_row(const RowJob<DT>& r, const RowConfig& c) {
+    const auto* x = r.x;
+    const uint8_t* mask = r.mask;
+    const int64_t len = r.len;
+    row_fill<DT>(r.y, len, r.n, masked_value(c.log));
     if (len == 0) return;
-    const VecF s(scale);
-    const float m = safe_max(row_max<DT, kMasked>(x, mask, len, s));
-    const VecF neg_m(-m);
-    if (log) {
-        const float sum = row_exp_sum<DT, kMasked>(x, mask, len, s, neg_m, nullptr);
+    const VecF s(c.scale);
+    const bool far = len * int64_t(sizeof(*x)) > kNearRowBytes;
+    const float m = safe_max(row_max<DT, kMasked>(x, mask, len, c.scale));
+    const VecF s2(c.scale * kLog2e), neg_m2(-m * kLog2e);
+    // x * sv + neg at lanes taking part (-inf elsewhere), for vectors of pass 3.
+    auto shifted = [&](int64_t j, int count, VecF sv, VecF neg) {
+        const VecF v = count == kLanes ? load<DT>(x + j) : load_partial<DT>(x + j, count, 0.0f);
+        const VecF t = xsimd::fma(v, sv, neg);
+        if constexpr (kMasked) {
+            const BoolF on = count == kLanes ? active<true>(mask, j) : active_tail<true>(mask, j, count);
+            return xsimd::select(on, t, VecF(-kInf));
+        } else {
+            return t;
+        }
+    };
+    if (c.log) {
+        const float sum = row_exp_sum<DT, kMasked>(x, mask, len, s2, neg_m2, nullptr, r.next, far);
         const VecF neg_off(-log_offset(m, sum));
-        row_store<DT>(y, len, [&](int64_t j, int count) {
-            const VecF v = count == kLanes ? load<DT>(x + j) : load_partial<DT>(x + j, count, 0.0f);
-            const VecF t = xsimd::fma(v, s, neg_off);
-            if constexpr (kMasked) {
-                const BoolF on = count == kLanes ? active<true>(mask, j) : active_tail<true>(mask, j, count);
-                return xsimd::select(on, t, VecF(-kInf));
-            } else {
-                return t;
-            }
-        });
+        row_store<DT>(r.y, len, c.stream, [&](int64_t j, int count) { return shifted(j, count, s, neg_off); });
         return;
     }
+    // Where exp is kept between passes 2 and 3: the f32 scratch when the row
+    // fits, else y itself (f32 without streaming), else nowhere (recompute).
     float* e = nullptr;
-    if constexpr (DT == TOPS_DTYPE_F32) e = y;
-    else if (len <= kScratchFloats) e = scratch;
-    const VecF inv(inv_sum(row_exp_sum<DT, kMasked>(x, mask, len, s, neg_m, e)));
+    if (len <= kScratchFloats) e = c.scratch;
+    else if constexpr (DT == TOPS_DTYPE_F32) e = c.stream ? nullptr : r.y;
+    const VecF inv(inv_sum(row_exp_sum<DT, kMasked>(x, mask, len, s2, neg_m2, e, r.next, far)));
     if (e) {
-        row_store<DT>(y, len, [&](int64_t j, int count) {
+        row_store<DT>(r.y, len, c.stream, [&](int64_t j, int count) {
             const VecF v = count == kLanes ? VecF::load_unaligned(e + j)
                                            : load_partial<TOPS_DTYPE_F32>(e + j, count, 0.0f);
             return v * inv;
         });
-        return;
+    } else {
+        row_store<DT>(r.y, len, c.stream,
+                      [&](int64_t j, int count) { return exp2_nonpositive(shifted(j, count, s2, neg_m2)) * inv; });
     }
-    row_store<DT>(y, len, [&](int64_t j, int count) {
-        VecF t = xsimd::fma(count == kLanes ? load<DT>(x + j) : load_partial<DT>(x + j, count, 0.0f), s, neg_m);
-        if constexpr (kMasked) {
-            t = xsimd::select(count == kLanes ? active<true>(mask, j) : active_tail<true>(mask, j, count), t,
-                              VecF(-kInf));
-        }
-        return exp_nonpositive(t) * inv;
-    });
 }
 
 }  // namespace
@@ -181,18 +224,19 @@ void SoftmaxLastDimKernel<DT>::operator()(A, SoftmaxLastDimArgs a) const {
     T* y = static_cast<T*>(a.io.y);
     const bool row_mask = a.io.mask && a.mask_axis_stride == 0;
     const bool lane_mask = a.io.mask && a.mask_axis_stride != 0;
-    alignas(64) float scratch[DT == TOPS_DTYPE_F32 ? 1 : kScratchFloats];
+    alignas(64) float scratch[kScratchFloats];
+    const RowConfig cfg{a.io.scale, a.io.log, a.stream, scratch};
     RowCursor cur(a.rows, a.row_begin);
-    for (int64_t r = a.row_begin; r < a.row_end; ++r, cur.next()) {
-        int64_t len = valid_length(a.io.lengths ? a.io.lengths + cur.lengths : nullptr, a.n);
-        if (row_mask && a.io.mask[cur.mask] == 0) len = 0;
-        if (lane_mask) {
-            softmax_row<DT, true>(x + cur.x, y + cur.y, a.io.mask + cur.mask, len, a.n, a.io.scale, a.io.log,
-                                  scratch);
-        } else {
-            softmax_row<DT, false>(x + cur.x, y + cur.y, nullptr, len, a.n, a.io.scale, a.io.log, scratch);
-        }
+    for (int64_t r = a.row_begin; r < a.row_end; ++r) {
+        RowJob<DT> job{x + cur.x, y + cur.y, lane_mask ? a.io.mask + cur.mask : nullptr, a.n, a.n, nullptr};
+        job.len = valid_length(a.io.lengths ? a.io.lengths + cur.lengths : nullptr, a.n);
+        if (row_mask && a.io.mask[cur.mask] == 0) job.len = 0;
+        cur.next();
+        if (r + 1 < a.row_end) job.next = x + cur.x;
+        if (lane_mask) softmax_row<DT, true>(job, cfg);
+        else softmax_row<DT, false>(job, cfg);
     }
+    if (a.stream) stream_fence();
 }
 
 TOPS_CPU_INSTANTIATE(SoftmaxLastDimKernel<TOPS_DTYPE_F32>, SoftmaxLastDimArgs)
