@@ -9,6 +9,7 @@
 #ifdef TOPS_BENCH_ONEDNN
 
 #include <sstream>
+#include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -109,6 +110,84 @@ std::unique_ptr<Baseline> prepare_transpose(const Case& c, const OpInstance& ins
     return std::make_unique<DnnlBaseline>(dnnl::reorder(pd), src, dst, pd.impl_info_str());
 }
 
+// A primitive bound to several tensors of the case: (DNNL arg, index into
+// OpInstance::tensors, descriptor) each.
+class DnnlMultiBaseline final : public Baseline {
+public:
+    struct Binding {
+        int arg;
+        size_t tensor;
+        dnnl::memory::desc md;
+    };
+    DnnlMultiBaseline(dnnl::primitive prim, std::vector<Binding> bindings, std::string impl)
+        : prim_(std::move(prim)), stream_(cpu_engine()), impl_(std::move(impl)) {
+        for (const Binding& b : bindings) {
+            bindings_.push_back({b.arg, b.tensor, dnnl::memory(b.md, cpu_engine(), DNNL_MEMORY_NONE)});
+        }
+    }
+    void run(const std::vector<void*>& buffers) override {
+        std::unordered_map<int, dnnl::memory> args;
+        for (Bound& b : bindings_) {
+            b.mem.set_data_handle(buffers[b.tensor]);
+            args.insert({b.arg, b.mem});
+        }
+        prim_.execute(stream_, args);
+        stream_.wait();
+    }
+    std::string impl() const override { return impl_; }
+
+private:
+    struct Bound {
+        int arg;
+        size_t tensor;
+        dnnl::memory mem;
+    };
+    dnnl::primitive prim_;
+    std::vector<Bound> bindings_;
+    dnnl::stream stream_;
+    std::string impl_;
+};
+
+dnnl::memory::desc dense_md(const TensorSpec& t) {
+    dnnl::memory::dims strides(t.dims.size());
+    int64_t s = 1;
+    for (size_t d = t.dims.size(); d-- > 0;) {
+        strides[d] = s;
+        s *= t.dims[d];
+    }
+    return dnnl::memory::desc(t.dims, dnnl_type(t.dtype), strides);
+}
+
+// layer_normalization forward inference with f32 scale and shift (tensors x, y, gamma, beta).
+std::unique_ptr<Baseline> prepare_layernorm(const Case& c, const OpInstance& inst, std::string* why) {
+    if (c.op != "layernorm") {
+        *why = "oneDNN 2.6 has no " + c.op;
+        return nullptr;
+    }
+    const dnnl::memory::desc data = dense_md(inst.tensors[0]);
+    dnnl::layer_normalization_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, data, 1e-5f,
+         dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift},
+        cpu_engine());
+    return std::make_unique<DnnlMultiBaseline>(
+        dnnl::layer_normalization_forward(pd),
+        std::vector<DnnlMultiBaseline::Binding>{{DNNL_ARG_SRC, 0, data},
+                                                {DNNL_ARG_DST, 1, dense_md(inst.tensors[1])},
+                                                {DNNL_ARG_SCALE, 2, dense_md(inst.tensors[2])},
+                                                {DNNL_ARG_SHIFT, 3, dense_md(inst.tensors[3])}},
+        pd.impl_info_str());
+}
+
+// reduction sum / max / mean from x to keepdims y.
+std::unique_ptr<Baseline> prepare_reduce(const Case& c, const OpInstance& inst, std::string*) {
+    const dnnl::algorithm alg = c.op == "reduce_max" ? dnnl::algorithm::reduction_max
+                              : c.op == "global_avg_pool" ? dnnl::algorithm::reduction_mean
+                                                          : dnnl::algorithm::reduction_sum;
+    const dnnl::memory::desc src = dense_md(inst.tensors[0]), dst = dense_md(inst.tensors[1]);
+    dnnl::reduction::primitive_desc pd({alg, src, dst, 0.0f, 0.0f}, cpu_engine());
+    return std::make_unique<DnnlBaseline>(dnnl::reduction(pd), src, dst, pd.impl_info_str());
+}
+
 }  // namespace
 
 bool onednn_compiled() { return true; }
@@ -124,6 +203,12 @@ std::unique_ptr<Baseline> onednn_prepare(const Case& c, const OpInstance& inst, 
     try {
         if (c.op == "softmax") return prepare_softmax(c, inst, why);
         if (c.op == "transpose") return prepare_transpose(c, inst, why);
+        if (c.op == "layernorm" || c.op == "rmsnorm" || c.op == "layernorm_residual") {
+            return prepare_layernorm(c, inst, why);
+        }
+        if (c.op == "reduce_sum" || c.op == "reduce_max" || c.op == "global_avg_pool") {
+            return prepare_reduce(c, inst, why);
+        }
         *why = "no oneDNN equivalent for " + c.op;
     } catch (const dnnl::error& e) {
         *why = std::string("oneDNN: ") + e.what() + " (status " + std::to_string(int(e.status)) + ")";

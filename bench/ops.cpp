@@ -3,6 +3,7 @@
 // outputs against an fp64 recomputation so a timing never hides a wrong or
 // skipped result. Adding an op = a create function, a check function and one
 // line in op_table().
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -275,6 +276,259 @@ std::string transpose_check(const Case& c, const OpInstance& inst, const HostTen
     return "";
 }
 
+// ------------------------------------------------------------------ norm, reduce, elementwise
+
+// Relative tolerance of a value computed in fp32 and stored in dtype (scaled by
+// the magnitude of the terms that produced it).
+double stored_tolerance(tops_dtype_t dtype) {
+    switch (dtype) {
+    case TOPS_DTYPE_F32: return 1e-5;
+    case TOPS_DTYPE_F16: return 2e-3;
+    default: return 1.6e-2;
+    }
+}
+
+tops_status_t init_desc(tops_tensor_desc_t* d, const TensorSpec& t) {
+    return tops_tensor_desc_init(d, t.dtype, int32_t(t.dims.size()), t.dims.data(), nullptr);
+}
+
+tops_status_t created(tops_status_t s, std::string* err) {
+    if (s != TOPS_SUCCESS) *err = tops_last_error();
+    return s;
+}
+
+// layernorm / rmsnorm over the last dim, gamma (and beta) in f32 as oneDNN's
+// scale / shift; layernorm_residual adds residual and bias and writes prenorm.
+tops_status_t norm_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
+    if (c.shape.empty()) {
+        *err = c.op + ": needs a shape of rank >= 1";
+        return TOPS_ERROR_BAD_RANK;
+    }
+    const bool rms = c.op == "rmsnorm", fused = c.op == "layernorm_residual";
+    const std::vector<int64_t> vec = {c.shape.back()};
+    out->tensors.push_back({"x", TOPS_ARG_X, c.dtype, c.shape, false, Fill::uniform});
+    out->tensors.push_back({"y", TOPS_ARG_Y, c.dtype, c.shape, true, Fill::none});
+    out->tensors.push_back({"gamma", TOPS_ARG_GAMMA, TOPS_DTYPE_F32, vec, false, Fill::uniform});
+    if (!rms) out->tensors.push_back({"beta", TOPS_ARG_BETA, TOPS_DTYPE_F32, vec, false, Fill::uniform});
+    if (fused) {
+        out->tensors.push_back({"residual", TOPS_ARG_RESIDUAL, c.dtype, c.shape, false, Fill::uniform});
+        out->tensors.push_back({"bias", TOPS_ARG_BIAS, TOPS_DTYPE_F32, vec, false, Fill::uniform});
+        out->tensors.push_back({"prenorm", TOPS_ARG_PRENORM, c.dtype, c.shape, true, Fill::none});
+    }
+    out->args = rms ? "gamma f32" : fused ? "gamma beta bias f32, residual, prenorm" : "gamma beta f32";
+    tops_norm_desc_t d = tops_norm_desc_default();
+    d.kind = rms ? TOPS_NORM_RMS : TOPS_NORM_LAYER;
+    for (const TensorSpec& t : out->tensors) {
+        tops_tensor_desc_t* dst = t.arg == TOPS_ARG_X ? &d.x : t.arg == TOPS_ARG_Y ? &d.y
+                                : t.arg == TOPS_ARG_GAMMA ? &d.gamma : t.arg == TOPS_ARG_BETA ? &d.beta
+                                : t.arg == TOPS_ARG_RESIDUAL ? &d.residual : t.arg == TOPS_ARG_BIAS ? &d.bias
+                                : &d.prenorm;
+        const tops_status_t s = init_desc(dst, t);
+        if (s != TOPS_SUCCESS) return created(s, err);
+    }
+    return created(tops_norm_create(ctx, &d, &out->op), err);
+}
+
+std::string norm_check(const Case& c, const OpInstance& inst, const HostTensors& host) {
+    const int64_t n = c.shape.back();
+    const int64_t rows = n > 0 ? element_count(c.shape) / n : 0;
+    if (rows == 0) return "";
+    const unsigned char *x = nullptr, *y = nullptr, *g = nullptr, *b = nullptr, *res = nullptr, *bias = nullptr;
+    for (size_t i = 0; i < inst.tensors.size(); ++i) {
+        const tops_arg_kind_t a = inst.tensors[i].arg;
+        const unsigned char* p = host[i].data();
+        if (a == TOPS_ARG_X) x = p;
+        if (a == TOPS_ARG_Y) y = p;
+        if (a == TOPS_ARG_GAMMA) g = p;
+        if (a == TOPS_ARG_BETA) b = p;
+        if (a == TOPS_ARG_RESIDUAL) res = p;
+        if (a == TOPS_ARG_BIAS) bias = p;
+    }
+    const bool rms = c.op == "rmsnorm";
+    std::mt19937_64 rng(5);
+    std::vector<double> s(n);
+    for (int r = 0; r < kCheckRows; ++r) {
+        const int64_t row = int64_t(rng() % uint64_t(rows));
+        double mean = 0, m2 = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            s[j] = load_element(x, c.dtype, row * n + j);
+            if (res) s[j] += load_element(res, c.dtype, row * n + j) + load_element(bias, TOPS_DTYPE_F32, j);
+            mean += s[j];
+        }
+        mean = rms ? 0.0 : mean / double(n);
+        for (int64_t j = 0; j < n; ++j) m2 += (s[j] - mean) * (s[j] - mean);
+        const double rstd = 1.0 / std::sqrt(m2 / double(n) + 1e-5);
+        for (int64_t j = 0; j < n; ++j) {
+            const double gj = load_element(g, TOPS_DTYPE_F32, j);
+            const double want = (s[j] - mean) * rstd * gj + (b ? load_element(b, TOPS_DTYPE_F32, j) : 0.0);
+            const double got = load_element(y, c.dtype, row * n + j);
+            if (!(std::fabs(got - want) <= stored_tolerance(c.dtype) * (1.0 + std::fabs(gj) + std::fabs(want)))) {
+                std::ostringstream m;
+                m << c.op << " row " << row << " element " << j << ": got " << got << ", fp64 reference " << want;
+                return m.str();
+            }
+        }
+    }
+    return "";
+}
+
+// reduce_sum / reduce_max over --axis, global_avg_pool: mean over the last two
+// dims; y keeps the reduced dims as 1.
+std::vector<int> reduced_axes(const Case& c) {
+    const int rank = int(c.shape.size());
+    if (c.op == "global_avg_pool") return rank >= 2 ? std::vector<int>{rank - 2, rank - 1} : std::vector<int>{};
+    const int a = normalize_axis(c.axis, rank);
+    return a >= 0 ? std::vector<int>{a} : std::vector<int>{};
+}
+
+tops_status_t reduce_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
+    const std::vector<int> axes = reduced_axes(c);
+    if (axes.empty()) {
+        *err = c.op + ": no valid axis for shape " + dims_string(c.shape);
+        return TOPS_ERROR_BAD_AXIS;
+    }
+    std::vector<int64_t> ydims = c.shape;
+    uint32_t mask = 0;
+    for (int a : axes) {
+        ydims[a] = 1;
+        mask |= 1u << a;
+    }
+    out->tensors.push_back({"x", TOPS_ARG_X, c.dtype, c.shape, false, Fill::uniform});
+    out->tensors.push_back({"y", TOPS_ARG_Y, c.dtype, ydims, true, Fill::none});
+    out->args = "axes=" + std::to_string(axes.front()) + (axes.size() > 1 ? "," + std::to_string(axes.back()) : "") +
+                " keepdims";
+    tops_reduce_desc_t d = tops_reduce_desc_default();
+    d.op = c.op == "reduce_max" ? TOPS_REDUCE_MAX : c.op == "global_avg_pool" ? TOPS_REDUCE_MEAN : TOPS_REDUCE_SUM;
+    d.axes = mask;
+    d.keepdims = 1;
+    tops_status_t s = init_desc(&d.x, out->tensors[0]);
+    if (s == TOPS_SUCCESS) s = init_desc(&d.y, out->tensors[1]);
+    if (s != TOPS_SUCCESS) return created(s, err);
+    return created(tops_reduce_create(ctx, &d, &out->op), err);
+}
+
+std::string reduce_check(const Case& c, const OpInstance& inst, const HostTensors& host) {
+    const std::vector<int64_t>& ydims = inst.tensors[1].dims;
+    const int64_t outputs = element_count(ydims);
+    int64_t count = 1;
+    for (size_t d = 0; d < c.shape.size(); ++d) count *= ydims[d] == c.shape[d] ? 1 : c.shape[d];
+    if (outputs == 0 || count == 0) return "";
+    std::mt19937_64 rng(13);
+    for (int k = 0; k < kCheckRows; ++k) {
+        const int64_t o = int64_t(rng() % uint64_t(outputs));
+        const std::vector<int64_t> oidx = unravel(o, ydims);
+        double acc = c.op == "reduce_max" ? -INFINITY : 0.0, scale = 0.0;
+        for (int64_t e = 0; e < count; ++e) {
+            std::vector<int64_t> idx = oidx;
+            int64_t rest = e;
+            for (size_t d = c.shape.size(); d-- > 0;) {
+                if (ydims[d] != c.shape[d]) {
+                    idx[d] = rest % c.shape[d];
+                    rest /= c.shape[d];
+                }
+            }
+            const double v = load_element(host[0].data(), c.dtype, broadcast_offset(idx, c.shape));
+            acc = c.op == "reduce_max" ? std::max(acc, v) : acc + v;
+            scale += std::fabs(v);
+        }
+        if (c.op == "global_avg_pool") {
+            acc /= double(count);
+            scale /= double(count);
+        }
+        if (c.op == "reduce_max") scale = std::fabs(acc);
+        const double got = load_element(host[1].data(), c.dtype, o);
+        if (!(std::fabs(got - acc) <= stored_tolerance(c.dtype) * (1.0 + scale))) {
+            std::ostringstream m;
+            m << c.op << " output " << o << ": got " << got << ", fp64 reference " << acc;
+            return m.str();
+        }
+    }
+    return "";
+}
+
+// bias_gelu: y = gelu_erf(x + bias[1, N]); prelu: slope per dim-1 channel;
+// weighted_sum3: y = 0.5 a - b + 2 c.
+constexpr float kSum3Coefs[3] = {0.5f, -1.0f, 2.0f};
+
+tops_status_t eltwise_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
+    const int rank = int(c.shape.size());
+    if (rank < 2) {
+        *err = c.op + ": needs a shape of rank >= 2";
+        return TOPS_ERROR_BAD_RANK;
+    }
+    out->tensors.push_back({"x", c.op == "weighted_sum3" ? tops_arg_kind_t(TOPS_ARG_INPUT0) : TOPS_ARG_X, c.dtype,
+                            c.shape, false, Fill::uniform});
+    out->tensors.push_back({"y", TOPS_ARG_Y, c.dtype, c.shape, true, Fill::none});
+    tops_status_t s = TOPS_SUCCESS;
+    if (c.op == "bias_gelu") {
+        std::vector<int64_t> bd(size_t(rank), 1);
+        bd.back() = c.shape.back();
+        out->tensors.push_back({"bias", TOPS_ARG_BIAS, c.dtype, bd, false, Fill::uniform});
+        out->args = "bias " + dims_string(bd) + ", gelu erf";
+        tops_bias_act_desc_t d = tops_bias_act_desc_default();
+        d.act = TOPS_ACT_GELU_ERF;
+        s = init_desc(&d.x, out->tensors[0]);
+        if (s == TOPS_SUCCESS) s = init_desc(&d.y, out->tensors[1]);
+        if (s == TOPS_SUCCESS) s = init_desc(&d.bias, out->tensors[2]);
+        if (s == TOPS_SUCCESS) s = tops_bias_act_create(ctx, &d, &out->op);
+    } else if (c.op == "prelu") {
+        std::vector<int64_t> sd(size_t(rank), 1);
+        sd[1] = c.shape[1];
+        out->tensors.push_back({"slope", TOPS_ARG_SLOPE, c.dtype, sd, false, Fill::uniform});
+        out->args = "slope " + dims_string(sd);
+        tops_prelu_desc_t d = tops_prelu_desc_default();
+        s = init_desc(&d.x, out->tensors[0]);
+        if (s == TOPS_SUCCESS) s = init_desc(&d.y, out->tensors[1]);
+        if (s == TOPS_SUCCESS) s = init_desc(&d.slope, out->tensors[2]);
+        if (s == TOPS_SUCCESS) s = tops_prelu_create(ctx, &d, &out->op);
+    } else {
+        out->tensors.push_back({"b", tops_arg_kind_t(TOPS_ARG_INPUT0 + 1), c.dtype, c.shape, false, Fill::uniform});
+        out->tensors.push_back({"c", tops_arg_kind_t(TOPS_ARG_INPUT0 + 2), c.dtype, c.shape, false, Fill::uniform});
+        out->args = "coefs 0.5,-1,2";
+        tops_weighted_sum_desc_t d = tops_weighted_sum_desc_default();
+        d.num_inputs = 3;
+        s = init_desc(&d.y, out->tensors[1]);
+        for (int i = 0; i < 3 && s == TOPS_SUCCESS; ++i) {
+            d.coefs[i] = kSum3Coefs[i];
+            s = init_desc(&d.inputs[i], out->tensors[i == 0 ? 0 : size_t(i + 1)]);
+        }
+        if (s == TOPS_SUCCESS) s = tops_weighted_sum_create(ctx, &d, &out->op);
+    }
+    return created(s, err);
+}
+
+std::string eltwise_check(const Case& c, const OpInstance& inst, const HostTensors& host) {
+    const int64_t total = element_count(c.shape);
+    if (total == 0) return "";
+    std::mt19937_64 rng(17);
+    for (int k = 0; k < kCheckElements; ++k) {
+        const int64_t e = int64_t(rng() % uint64_t(total));
+        const std::vector<int64_t> idx = unravel(e, c.shape);
+        const double x = load_element(host[0].data(), c.dtype, e);
+        double want, scale;
+        if (c.op == "bias_gelu") {
+            const double v = x + load_element(host[2].data(), c.dtype, broadcast_offset(idx, inst.tensors[2].dims));
+            want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+            scale = std::fabs(v);
+        } else if (c.op == "prelu") {
+            const double sl = load_element(host[2].data(), c.dtype, broadcast_offset(idx, inst.tensors[2].dims));
+            want = x > 0 ? x : sl * x;
+            scale = std::fabs(want);
+        } else {
+            const double b = load_element(host[2].data(), c.dtype, e), cc = load_element(host[3].data(), c.dtype, e);
+            want = kSum3Coefs[0] * x + kSum3Coefs[1] * b + kSum3Coefs[2] * cc;
+            scale = std::fabs(kSum3Coefs[0] * x) + std::fabs(b) + std::fabs(kSum3Coefs[2] * cc);
+        }
+        const double got = load_element(host[1].data(), c.dtype, e);
+        if (!(std::fabs(got - want) <= stored_tolerance(c.dtype) * (1.0 + scale))) {
+            std::ostringstream m;
+            m << c.op << " element " << e << ": got " << got << ", fp64 reference " << want;
+            return m.str();
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ table and helpers
@@ -283,6 +537,15 @@ const std::vector<OpEntry>& op_table() {
     static const std::vector<OpEntry> table = {
         {"softmax", "softmax over --axis; --scale, --log, --mask, --lengths", softmax_create, softmax_check},
         {"transpose", "permute dims by --perm (default: reverse)", transpose_create, transpose_check},
+        {"layernorm", "LayerNorm over the last dim, gamma/beta f32", norm_create, norm_check},
+        {"rmsnorm", "RMSNorm over the last dim, gamma f32", norm_create, norm_check},
+        {"layernorm_residual", "LN(x + bias + residual), also writes prenorm", norm_create, norm_check},
+        {"reduce_sum", "sum over --axis (keepdims)", reduce_create, reduce_check},
+        {"reduce_max", "max over --axis (keepdims)", reduce_create, reduce_check},
+        {"global_avg_pool", "mean over the last two dims (keepdims)", reduce_create, reduce_check},
+        {"bias_gelu", "gelu_erf(x + bias), bias a row vector", eltwise_create, eltwise_check},
+        {"prelu", "PReLU, slope per channel (dim 1)", eltwise_create, eltwise_check},
+        {"weighted_sum3", "0.5 a - b + 2 c", eltwise_create, eltwise_check},
     };
     return table;
 }
