@@ -91,6 +91,14 @@ struct Stats {
 };
 Stats summarize(std::vector<double> seconds);
 
+// Per-call times of one measurement, and on the CPU the share of the requested
+// cores the process actually got while timing (process CPU time / (wall time x
+// threads)): well below 1 means other work shared the cores.
+struct Timing {
+    std::vector<double> seconds;
+    double cpu_share = -1;  // -1: not measured (CUDA)
+};
+
 struct TimingOptions {
     int warmup = 3;          // untimed calls first (at least)
     double warmup_s = 0.05;  // and at least this long
@@ -103,8 +111,10 @@ struct TimingOptions {
 
 struct CopyCeiling {
     const char* name;   // "copy", "copy-nt", "d2d-copy"
-    double bytes;       // read + written per rep
+    double bytes;       // read + written per timed call
     Stats stats;
+    double array_bytes; // size of each of the two arrays the calls walk through
+    double cpu_share;   // as in Timing
     double gbs() const { return stats.median_s > 0 ? bytes / stats.median_s / 1e9 : 0; }
 };
 
@@ -118,9 +128,8 @@ public:
     virtual void upload(void* dst, const void* src, size_t bytes) = 0;
     virtual void download(void* dst, const void* src, size_t bytes) = 0;
     virtual void* stream() { return nullptr; }
-    // Times call(rep) per repetition after a warm-up; returns seconds per call.
-    virtual std::vector<double> time_calls(const std::function<void(int)>& call,
-                                           const TimingOptions& opt) = 0;
+    // Times call(rep) per repetition after a warm-up; threads is the CPU thread count used.
+    virtual Timing time_calls(const std::function<void(int)>& call, const TimingOptions& opt, int threads) = 0;
     // Copy bandwidth ceilings measured at the given thread count; the first is primary.
     virtual std::vector<CopyCeiling> copy_ceilings(int threads, size_t array_bytes) = 0;
     // Size of the last-level cache the op's buffers must exceed to be cold.

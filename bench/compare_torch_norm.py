@@ -248,7 +248,7 @@ def check_features(ops):
                     x = big[1:].view(rows, cols)
                 if variant == "strided":
                     big = rnd((rows, cols + 5), dt, 2.0, 0.5)
-                    x = big[:, 3:]
+                    x = big[:, 3:3 + cols]
                 ry, rs, rmean, rrstd = norm_ref(x, rms, 1, 1e-5, gamma, beta, bias, residual)
                 y = x if variant == "inplace" else torch.full_like(x, float("nan"))
                 run = ops.norm(x, y, rms=rms, gamma=gamma, beta=beta, bias=bias, residual=residual,

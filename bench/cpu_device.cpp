@@ -1,17 +1,23 @@
 // tops-bench CPU device: host buffers, wall-clock timing per call, and the
 // STREAM-like copy ceiling. The copy is a plain OpenMP loop over two arrays
-// larger than the last-level cache, each thread copying the chunk it
+// larger than the last-level cache, each thread copying the part it
 // first-touched; it is measured with ordinary stores (the primary ceiling: it
 // pays the write-allocate read of the destination, like any kernel that stores
 // normally) and with non-temporal stores (no write-allocate; an upper bound).
 // Both use 16-byte SSE2 moves, available on every x86-64, so the ceiling does
 // not depend on the ISA the bench was compiled for.
+// The ceiling is timed the way ops are: one timed call copies one slice of
+// kCopySlice bytes, successive calls walk through the arrays (so every slice
+// is cold), and the figure is the median over all calls. A machine shared
+// with other work then deflates the ceiling and the ops alike, instead of
+// preempting every long whole-array pass while short op calls slip through.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <ctime>
 
 #include <emmintrin.h>
 #include <omp.h>
@@ -24,8 +30,9 @@ namespace bench {
 namespace {
 
 constexpr size_t kAlign = 4096;
-constexpr int kCopyWarmup = 2;
-constexpr int kCopyReps = 11;
+constexpr size_t kCopySlice = size_t(16) << 20;  // bytes read per timed copy call
+constexpr int kCopyWarmupPasses = 1;
+constexpr int kCopyPasses = 3;
 constexpr size_t kVec = sizeof(__m128i);
 constexpr uint8_t kCopyPattern = 0x5a;
 
@@ -33,6 +40,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // Loop distribution into memcpy/memset calls is turned off so the copy stays
@@ -108,36 +121,52 @@ public:
     void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
     void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
 
-    std::vector<double> time_calls(const std::function<void(int)>& call, const TimingOptions& opt) override {
+    Timing time_calls(const std::function<void(int)>& call, const TimingOptions& opt, int threads) override {
         const Clock::time_point w0 = Clock::now();
         for (int i = 0; i < opt.warmup || seconds_since(w0) < opt.warmup_s; ++i) call(i);
-        std::vector<double> samples;
+        Timing out;
         double total = 0;
+        const double cpu0 = process_cpu_seconds();
+        const Clock::time_point start = Clock::now();
         for (int rep = 0; rep < opt.max_reps && (rep < opt.min_reps || total < opt.min_time_s); ++rep) {
             const Clock::time_point t0 = Clock::now();
             call(rep);
             const double dt = seconds_since(t0);
-            samples.push_back(dt);
+            out.seconds.push_back(dt);
             total += dt;
         }
-        return samples;
+        const double wall = seconds_since(start);
+        out.cpu_share = wall > 0 ? (process_cpu_seconds() - cpu0) / (wall * std::max(threads, 1)) : -1;
+        return out;
     }
 
     std::vector<CopyCeiling> copy_ceilings(int threads, size_t array_bytes) override {
-        const size_t n16 = array_bytes / kVec / 4 * 4;
+        const size_t slice16 = kCopySlice / kVec;
+        const size_t slices = std::max<size_t>(1, array_bytes / kCopySlice);
+        const size_t n16 = slices * slice16;
         auto* src = static_cast<__m128i*>(alloc(n16 * kVec));
         auto* dst = static_cast<__m128i*>(alloc(n16 * kVec));
-        // First touch by the thread that later copies the chunk.
+        // First touch by the thread that later copies that part of each slice.
+        for (size_t k = 0; k < slices; ++k) {
 #pragma omp parallel num_threads(threads)
-        {
-            size_t b, e;
-            thread_chunk(n16, omp_get_thread_num(), omp_get_num_threads(), &b, &e);
-            std::memset(src + b, kCopyPattern, (e - b) * kVec);
-            std::memset(dst + b, 0, (e - b) * kVec);
+            {
+                size_t b, e;
+                thread_chunk(slice16, omp_get_thread_num(), omp_get_num_threads(), &b, &e);
+                std::memset(src + k * slice16 + b, kCopyPattern, (e - b) * kVec);
+                std::memset(dst + k * slice16 + b, 0, (e - b) * kVec);
+            }
         }
         std::vector<CopyCeiling> out;
-        out.push_back({"copy", 2.0 * double(n16 * kVec), measure_copy(src, dst, n16, threads, copy_store_sse2)});
-        out.push_back({"copy-nt", 2.0 * double(n16 * kVec), measure_copy(src, dst, n16, threads, copy_stream_sse2)});
+        struct Variant {
+            const char* name;
+            CopyFn fn;
+        };
+        const Variant variants[] = {{"copy", copy_store_sse2}, {"copy-nt", copy_stream_sse2}};
+        for (const Variant& v : variants) {
+            double share = -1;
+            const Stats st = measure_copy(src, dst, slices, slice16, threads, v.fn, &share);
+            out.push_back({v.name, 2.0 * double(kCopySlice), st, double(n16 * kVec), share});
+        }
         release(src);
         release(dst);
         return out;
@@ -150,19 +179,26 @@ public:
 private:
     using CopyFn = void (*)(const __m128i*, __m128i*, size_t);
 
-    static Stats measure_copy(const __m128i* src, __m128i* dst, size_t n16, int threads, CopyFn fn) {
+    static Stats measure_copy(const __m128i* src, __m128i* dst, size_t slices, size_t slice16, int threads,
+                              CopyFn fn, double* cpu_share) {
         std::vector<double> samples;
-        for (int rep = 0; rep < kCopyWarmup + kCopyReps; ++rep) {
-            const Clock::time_point t0 = Clock::now();
+        const double cpu0 = process_cpu_seconds();
+        double wall = 0;
+        for (int pass = 0; pass < kCopyWarmupPasses + kCopyPasses; ++pass) {
+            for (size_t k = 0; k < slices; ++k) {
+                const Clock::time_point t0 = Clock::now();
 #pragma omp parallel num_threads(threads)
-            {
-                size_t b, e;
-                thread_chunk(n16, omp_get_thread_num(), omp_get_num_threads(), &b, &e);
-                fn(src + b, dst + b, e - b);
+                {
+                    size_t b, e;
+                    thread_chunk(slice16, omp_get_thread_num(), omp_get_num_threads(), &b, &e);
+                    fn(src + k * slice16 + b, dst + k * slice16 + b, e - b);
+                }
+                const double dt = seconds_since(t0);
+                if (pass >= kCopyWarmupPasses) samples.push_back(dt);
+                wall += dt;
             }
-            const double dt = seconds_since(t0);
-            if (rep >= kCopyWarmup) samples.push_back(dt);
         }
+        *cpu_share = (process_cpu_seconds() - cpu0) / (wall * std::max(threads, 1));
         return summarize(samples);
     }
 

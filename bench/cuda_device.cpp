@@ -62,7 +62,7 @@ public:
     }
     void* stream() override { return stream_; }
 
-    std::vector<double> time_calls(const std::function<void(int)>& call, const TimingOptions& opt) override {
+    Timing time_calls(const std::function<void(int)>& call, const TimingOptions& opt, int) override {
         using Clock = std::chrono::steady_clock;
         const Clock::time_point w0 = Clock::now();
         for (int i = 0; i < opt.warmup || std::chrono::duration<double>(Clock::now() - w0).count() < opt.warmup_s;
@@ -90,7 +90,7 @@ public:
             }
             rep += batch;
         }
-        return samples;
+        return {samples, -1};
     }
 
     std::vector<CopyCeiling> copy_ceilings(int, size_t) override {
@@ -109,7 +109,7 @@ public:
         }
         release(src);
         release(dst);
-        return {{"d2d-copy", 2.0 * double(kD2DBytes), summarize(samples)}};
+        return {{"d2d-copy", 2.0 * double(kD2DBytes), summarize(samples), double(kD2DBytes), -1}};
     }
 
     size_t llc_bytes() const override { return l2_; }

@@ -250,9 +250,9 @@ std::string fixed(double v, int prec) {
 }
 
 void print_header() {
-    std::printf("%-9s %-5s %-18s %-44s %3s | %9s %5s %8s %6s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
-                "options", "thr", "ms", "iqr%", "GB/s", "%copy", "oneDNN ms", "GB/s", "ratio", "check");
-    std::printf("%s\n", std::string(162, '-').c_str());
+    std::printf("%-9s %-5s %-18s %-44s %3s | %9s %5s %8s %6s %4s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
+                "options", "thr", "ms", "iqr%", "GB/s", "%copy", "cpu%", "oneDNN ms", "GB/s", "ratio", "check");
+    std::printf("%s\n", std::string(167, '-').c_str());
 }
 
 void print_row(const Result& r) {
@@ -260,11 +260,12 @@ void print_row(const Result& r) {
     std::printf("%-9s %-5s %-18s %-44s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
                 dims_string(r.c.shape).c_str(), r.args.c_str(), thr.c_str());
     if (r.tops.ok) {
-        std::printf("%9s %5s %8s %5s%% | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
+        std::printf("%9s %5s %8s %5s%% %4s | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
                     fixed(r.tops.stats.iqr_pct(), 1).c_str(), fixed(r.tops.gbs, 2).c_str(),
-                    fixed(r.pct_copy, 0).c_str());
+                    fixed(r.pct_copy, 0).c_str(),
+                    r.tops.cpu_share >= 0 ? fixed(100 * r.tops.cpu_share, 0).c_str() : "-");
     } else {
-        std::printf("%9s %5s %8s %6s | ", "-", "-", "-", "-");
+        std::printf("%9s %5s %8s %6s %4s | ", "-", "-", "-", "-", "-");
     }
     if (r.onednn.ok) {
         std::printf("%9s %8s %7s | ", fixed(r.onednn.stats.median_s * 1e3, 3).c_str(),
@@ -317,6 +318,7 @@ void write_stats(JsonWriter& j, const char* key, const Measurement& m) {
         .value("min_ms", m.stats.min_s * 1e3)
         .value("reps", m.stats.reps)
         .value("gbs", m.gbs)
+        .value("cpu_share", m.cpu_share >= 0 ? m.cpu_share : NAN)
         .value("check", m.check)
         .end_object();
 }
@@ -355,7 +357,10 @@ void write_json(const std::string& path, const std::string& command, const Machi
                 .value("threads", t)
                 .value("name", list[k].name)
                 .value("primary", k == 0)
-                .value("bytes", list[k].bytes)
+                .value("bytes_per_call", list[k].bytes)
+                .value("array_bytes", list[k].array_bytes)
+                .value("calls", list[k].stats.reps)
+                .value("cpu_share", list[k].cpu_share >= 0 ? list[k].cpu_share : NAN)
                 .value("median_ms", list[k].stats.median_s * 1e3)
                 .value("iqr_pct", list[k].stats.iqr_pct())
                 .value("gbs", list[k].gbs())
@@ -429,6 +434,10 @@ int run(int argc, char** argv) {
     std::printf("timing     : >= %d warm-up calls and >= %.0f ms, then >= %d reps and >= %.2f s; median, IQR\n",
                 o.run.timing.warmup, o.run.timing.warmup_s * 1e3, o.run.timing.min_reps, o.run.timing.min_time_s);
     std::printf("bytes      : each input read once + each output written once; GB = 1e9 bytes\n");
+    if (is_cpu) {
+        std::printf("cpu%%       : process CPU time / (wall time x threads) while timing tops; well under 100 "
+                    "means other work shared the cores\n");
+    }
 
     std::map<int, std::vector<CopyCeiling>> ceilings;
     const size_t copy_bytes = o.copy_bytes ? o.copy_bytes : std::max(kMinCopyArray, dev->llc_bytes());
@@ -436,9 +445,11 @@ int run(int argc, char** argv) {
         ceilings[t] = dev->copy_ceilings(is_cpu ? t : 1, copy_bytes);
         for (size_t k = 0; k < ceilings[t].size(); ++k) {
             const CopyCeiling& c = ceilings[t][k];
-            std::printf("ceiling    : %-8s %s%-3s %8.2f GB/s  (%.0f MiB read + written, median of %d, iqr %.1f%%)%s\n",
+            std::printf("ceiling    : %-8s %s%-3s %8.2f GB/s  (median of %d calls of %.0f MiB read + written, "
+                        "arrays of %.0f MiB, iqr %.1f%%%s)%s\n",
                         c.name, is_cpu ? "threads " : "", is_cpu ? std::to_string(t).c_str() : "", c.gbs(),
-                        c.bytes / double(kMiB), c.stats.reps, c.stats.iqr_pct(),
+                        c.stats.reps, c.bytes / double(kMiB), c.array_bytes / double(kMiB), c.stats.iqr_pct(),
+                        c.cpu_share >= 0 ? (", cpu share " + fixed(100 * c.cpu_share, 0) + "%").c_str() : "",
                         k == 0 ? "  <- %copy uses this" : "");
         }
     }

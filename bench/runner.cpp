@@ -156,8 +156,9 @@ private:
     std::string state_;
 };
 
-void finish(Measurement* m, const std::vector<double>& samples, double bytes) {
-    m->stats = summarize(samples);
+void finish(Measurement* m, const Timing& timing, double bytes) {
+    m->stats = summarize(timing.seconds);
+    m->cpu_share = timing.cpu_share;
     m->gbs = m->stats.median_s > 0 ? bytes / m->stats.median_s / 1e9 : 0;
     m->ok = true;
 }
@@ -227,7 +228,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
             r.tops.error = create_error;
         } else {
             try {
-                finish(&r.tops, dev.time_calls(call, opt.timing), bytes);
+                finish(&r.tops, dev.time_calls(call, opt.timing, t), bytes);
                 pool.poison_outputs();
                 call(0);
                 const std::string msg = entry->check(c, inst, pool.download_set0());
@@ -259,7 +260,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
                 r.onednn.impl = base->impl();
                 try {
                     auto bcall = [&](int rep) { base->run(pool.set(rep)); };
-                    finish(&r.onednn, dev.time_calls(bcall, opt.timing), bytes);
+                    finish(&r.onednn, dev.time_calls(bcall, opt.timing, t), bytes);
                     pool.poison_outputs();
                     bcall(0);
                     const std::string msg = entry->check(c, inst, pool.download_set0());

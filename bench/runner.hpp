@@ -25,6 +25,7 @@ struct Measurement {
     std::string error;   // why there is no figure
     Stats stats;
     double gbs = 0;
+    double cpu_share = -1;  // see Timing
     std::string impl;    // kernel name (tops) or implementation (oneDNN)
     std::string check;   // "ok" or the first mismatch
 };
