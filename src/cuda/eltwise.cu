@@ -13,7 +13,7 @@
 //   gather   one varying dim otherwise: per-element index math.
 // A dense y with classified inputs takes the vector kernel (VEC = 1 when an
 // input is gathered or a pointer is misaligned): each thread
-// handles 16-byte vectors of y (kUnroll of them in flight, grid-stride over
+// handles 16 elements of y per step as 16-byte vectors (grid-stride over
 // a persistent grid), loading each input by its class. Anything else (a
 // strided y, inputs varying along several dims) takes the general kernel,
 // which decomposes each element index over the merged dims. Every element
@@ -25,12 +25,17 @@
 
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
+#include "cuda/vec_convert.cuh"
 
 namespace tops::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;  // vectors in flight per thread
+// At least this many blocks per SM (caps registers at 64 per thread, so
+// enough loads are in flight to cover memory latency).
+constexpr int kMinBlocksPerSm = 4;
+// y elements a thread handles per step: 4 f32 or 2 f16 / bf16 vectors in flight.
+constexpr int kElemsPerStep = 16;
 constexpr size_t kVecBytes = 16;
 
 enum class Mode : int { dense, konst, row_vec, run, gather };
@@ -116,9 +121,7 @@ __device__ __forceinline__ void load_vec(const EltInput& in, int64_t i, float (&
             in.size.divmod(uint64_t(i), &q, &r);
             off = int64_t(r);
         }
-        const Vec<T, VEC> t = *reinterpret_cast<const Vec<T, VEC>*>(static_cast<const T*>(in.ptr) + off);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[j] = ElemTraits<T>::to_float(t.v[j]);
+        load_vec_f32<T, VEC>(static_cast<const T*>(in.ptr) + off, v);
     } else {
         const float s = load_one<T>(in, i);
 #pragma unroll
@@ -134,9 +137,10 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 // y contiguous (n elements); inputs by class. Full vectors first, then the
 // n % VEC tail element by element.
 template <class T, EltwiseKind K, Activation A, int VEC>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     eltwise_dense_kernel(const __grid_constant__ EltwiseKernelParams p) {
     static_assert(VEC * sizeof(T) <= kVecBytes, "vectors are at most 16 bytes");
+    constexpr int kUnroll = VEC >= kElemsPerStep ? 1 : kElemsPerStep / VEC;
     T* y = static_cast<T*>(p.y);
     const int64_t nvec = p.n / VEC;
     const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
@@ -163,10 +167,10 @@ __global__ void __launch_bounds__(kThreads)
         for (int u = 0; u < kUnroll; ++u) {
             const int64_t v = v0 + int64_t(u) * gstride;
             if (v < nvec) {
-                Vec<T, VEC> t;
+                float out[VEC];
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) t.v[j] = ElemTraits<T>::from_float(finish<K, A>(acc[u][j]));
-                *reinterpret_cast<Vec<T, VEC>*>(y + v * VEC) = t;
+                for (int j = 0; j < VEC; ++j) out[j] = finish<K, A>(acc[u][j]);
+                store_vec_f32<T, VEC>(y + v * VEC, out);
             }
         }
     }
@@ -420,10 +424,10 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
         // A gathered input needs per-element index math: the VEC = 1 kernel.
         if (!gather) {
             TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
-                                             (base.n / vm + kUnroll - 1) / kUnroll, dev, &vec_l));
+                                                 base.n / kElemsPerStep + 1, dev, &vec_l));
         }
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, 1),
-                                         (base.n + kUnroll - 1) / kUnroll, dev, &fallback_l));
+                                         base.n / kElemsPerStep + 1, dev, &fallback_l));
         path = "dense y, classified inputs";
     } else {
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kStrided, dt, ep.kind, ep.act, 1), base.n, dev,

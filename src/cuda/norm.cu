@@ -30,6 +30,7 @@
 
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
+#include "cuda/vec_convert.cuh"
 
 namespace tops::cuda {
 namespace {
@@ -73,9 +74,7 @@ __device__ __forceinline__ void load_elems(const T* row, int64_t col, int64_t cs
     if constexpr (VEC == 1) {
         v[0] = ElemTraits<T>::to_float(row[col * cs]);
     } else {
-        const Vec<T, VEC> t = *reinterpret_cast<const Vec<T, VEC>*>(row + col);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[j] = ElemTraits<T>::to_float(t.v[j]);
+        load_vec_f32<T, VEC>(row + col, v);
     }
 }
 
@@ -84,10 +83,7 @@ __device__ __forceinline__ void store_elems(T* row, int64_t col, int64_t cs, con
     if constexpr (VEC == 1) {
         row[col * cs] = ElemTraits<T>::from_float(v[0]);
     } else {
-        Vec<T, VEC> t;
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) t.v[j] = ElemTraits<T>::from_float(v[j]);
-        *reinterpret_cast<Vec<T, VEC>*>(row + col) = t;
+        store_vec_f32<T, VEC>(row + col, v);
     }
 }
 

@@ -28,6 +28,7 @@
 
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
+#include "cuda/vec_convert.cuh"
 
 namespace tops::cuda {
 namespace {
@@ -201,10 +202,10 @@ __global__ void __launch_bounds__(kRowsThreads)
                     for (int u = 0; u < kUnroll; ++u) {
                         const int64_t i = i0 + int64_t(u) * TEAM;
                         if (i < nvec) {
+                            float f[VEC];
+                            vec_to_f32<T, VEC>(t[u], f);
 #pragma unroll
-                            for (int j = 0; j < VEC; ++j) {
-                                acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u].v[j]));
-                            }
+                            for (int j = 0; j < VEC; ++j) acc[u] = Op::apply(acc[u], f[j]);
                         }
                     }
                 }
@@ -283,8 +284,10 @@ __global__ void __launch_bounds__(kColsLanes * kColsWarps)
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
                 if (r0 + int64_t(u) * kColsWarps < e) {
+                    float f[VEC];
+                    vec_to_f32<T, VEC>(t[u], f);
 #pragma unroll
-                    for (int j = 0; j < VEC; ++j) acc[j] = Op::apply(acc[j], ElemTraits<T>::to_float(t[u].v[j]));
+                    for (int j = 0; j < VEC; ++j) acc[j] = Op::apply(acc[j], f[j]);
                 }
             }
         }
@@ -427,7 +430,7 @@ Status resident_blocks(const void* fn, int threads, const DeviceInfo& dev, int64
 int choose_splits(int64_t blocks, int64_t resident, int64_t len, int64_t min_len) {
     blocks = std::max<int64_t>(blocks, 1);
     if (blocks >= resident || len < 2 * min_len) return 1;
-    const int64_t want = (resident + blocks - 1) / blocks;
+    const int64_t want = resident / blocks;  // floor: every block fits one wave
     return int(std::clamp<int64_t>(std::min(want, len / min_len), 1, kMaxSplits));
 }
 

@@ -1,0 +1,77 @@
+// 16-byte vectors of f32 / f16 / bf16 storage <-> f32 registers for the
+// norm, reduce and elementwise kernels. f16 and bf16 convert two elements
+// per instruction (half2 / bfloat162 pack and unpack): element-wise
+// f32 -> f16 conversion runs on the narrow conversion pipe and caps f16
+// kernels near half the memory bandwidth.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "cuda/common/device.cuh"
+
+namespace tops::cuda {
+
+template <class T>
+struct PairTraits;
+template <>
+struct PairTraits<__half> {
+    using Pair = __half2;
+    static __device__ __forceinline__ float2 to_float2(Pair v) { return __half22float2(v); }
+    static __device__ __forceinline__ Pair from_float2(float a, float b) { return __floats2half2_rn(a, b); }
+};
+template <>
+struct PairTraits<__nv_bfloat16> {
+    using Pair = __nv_bfloat162;
+    static __device__ __forceinline__ float2 to_float2(Pair v) { return __bfloat1622float2(v); }
+    static __device__ __forceinline__ Pair from_float2(float a, float b) { return __floats2bfloat162_rn(a, b); }
+};
+
+// A loaded vector as f32.
+template <class T, int VEC>
+__device__ __forceinline__ void vec_to_f32(const Vec<T, VEC>& t, float (&v)[VEC]) {
+    if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+        using P = PairTraits<T>;
+#pragma unroll
+        for (int j = 0; j < VEC; j += 2) {
+            typename P::Pair pr;
+            pr.x = t.v[j];
+            pr.y = t.v[j + 1];
+            const float2 f = P::to_float2(pr);
+            v[j] = f.x;
+            v[j + 1] = f.y;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[j] = ElemTraits<T>::to_float(t.v[j]);
+    }
+}
+
+// VEC elements at `src` (aligned to VEC * sizeof(T)) as f32.
+template <class T, int VEC>
+__device__ __forceinline__ void load_vec_f32(const T* src, float (&v)[VEC]) {
+    static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
+    vec_to_f32<T, VEC>(*reinterpret_cast<const Vec<T, VEC>*>(src), v);
+}
+
+// Rounds VEC f32 values to T and stores them at `dst` (aligned).
+template <class T, int VEC>
+__device__ __forceinline__ void store_vec_f32(T* dst, const float (&v)[VEC]) {
+    static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
+    Vec<T, VEC> t;
+    if constexpr (sizeof(T) == 2 && VEC % 2 == 0) {
+        using P = PairTraits<T>;
+#pragma unroll
+        for (int j = 0; j < VEC; j += 2) {
+            const typename P::Pair pr = P::from_float2(v[j], v[j + 1]);
+            t.v[j] = pr.x;
+            t.v[j + 1] = pr.y;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) t.v[j] = ElemTraits<T>::from_float(v[j]);
+    }
+    *reinterpret_cast<Vec<T, VEC>*>(dst) = t;
+}
+
+}  // namespace tops::cuda
