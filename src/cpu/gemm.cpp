@@ -8,8 +8,8 @@
 // system does not say. TOPS_GEMM_BLOCKS=mc,kc,nc overrides the blocking
 // (rounded to the tile), for tests of the block edges and for tuning.
 // Threads: the context's count, clamped to omp_get_max_threads() at plan
-// time (the workspace holds one packed A block per thread), and 1 for
-// problems too small to split.
+// time (the workspace holds packing buffers for up to that many threads),
+// and 1 for problems too small to split.
 #include <omp.h>
 #include <unistd.h>
 
@@ -83,7 +83,7 @@ public:
         blk_.mc = std::min(blk_.mc, round_up_to(std::max<int64_t>(p.m, 1), tile_.mr));
         blk_.nc = std::min(blk_.nc, round_up_to(std::max<int64_t>(p.n, 1), tile_.nr));
         max_threads_ = std::max(1, omp_get_max_threads());
-        layout_ = gemm_workspace_layout(blk_, p.m, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
+        layout_ = gemm_workspace_layout(blk_, tile_, p.m, p.n, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
         const bool mixed = p.d.dtype != p.a.dtype;
         name_ = fmt("gemm_", dtype_tag(p.a.dtype), mixed ? "_f32out" : "", "_", tile_.mr, "x", tile_.nr, "_",
                     isa_name(isa));
@@ -118,6 +118,7 @@ public:
         g.beta = p_.beta;
         g.act = p_.act;
         g.blk = blk_;
+        g.tile = tile_;
         g.ws_layout = layout_;
         const auto base = reinterpret_cast<uintptr_t>(args.workspace);
         g.ws = reinterpret_cast<unsigned char*>(gemm_align_up(size_t(base)));

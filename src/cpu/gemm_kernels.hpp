@@ -4,6 +4,7 @@
 // plans the blocking and the workspace and only sees these declarations.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -31,32 +32,71 @@ struct GemmBlocking {
     int64_t mc = 0, kc = 0, nc = 0;
 };
 
-// Workspace carved into (each 64-byte aligned):
-//   packed B   (kc, nc) in nr-wide slivers, shared by the thread team
-//   packed A   threads x (mc, kc) in mr-tall slivers, one per thread
-//   f32 accumulator (m, nc) row-major, only for f16/bf16 output with K > kc
-//     (partial sums across K blocks stay in f32)
-struct GemmWorkspaceLayout {
-    size_t b_offset = 0, a_offset = 0, a_stride = 0, acc_offset = 0, bytes = 0;
-    bool has_acc = false;
+// Threads split D statically into a grid of tm x tn rectangles (rows in
+// whole MR slivers, columns in whole NR slivers); each thread runs the whole
+// blocked algorithm on its rectangle with its own packing buffers, so the
+// threads never wait for each other (no barriers: on a shared machine a
+// descheduled thread would stall the whole team at every K slab). The grid
+// minimizes the largest rectangle, then its perimeter (the packing work).
+struct GemmGrid {
+    int tm = 1, tn = 1;
+    int64_t rows = 0, cols = 0;  // largest rectangle
 };
+
+inline int64_t gemm_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile) {
+    const int64_t mslivers = gemm_ceil_div(m, tile.mr), nslivers = gemm_ceil_div(n, tile.nr);
+    GemmGrid best;
+    for (int tm = 1; tm <= threads; ++tm) {
+        if (threads % tm != 0) continue;
+        GemmGrid g;
+        g.tm = tm;
+        g.tn = threads / tm;
+        g.rows = gemm_ceil_div(mslivers, tm) * tile.mr;
+        g.cols = gemm_ceil_div(nslivers, g.tn) * tile.nr;
+        const bool better = best.rows == 0 || g.rows * g.cols < best.rows * best.cols ||
+                            (g.rows * g.cols == best.rows * best.cols && g.rows + g.cols < best.rows + best.cols);
+        if (better) best = g;
+    }
+    return best;
+}
 
 constexpr size_t kGemmAlign = 64;
 
 inline size_t gemm_align_up(size_t v) { return (v + kGemmAlign - 1) / kGemmAlign * kGemmAlign; }
 
-inline GemmWorkspaceLayout gemm_workspace_layout(const GemmBlocking& blk, int64_t m, int64_t k, int threads,
-                                                 bool f32_out) {
+// One thread's packing buffers for a grid: B panel (kc, NC or fewer columns)
+// in NR-wide slivers, then A block (MC or fewer rows, kc) in MR-tall slivers.
+struct GemmThreadBuffers {
+    size_t b_bytes = 0, a_bytes = 0;
+    size_t stride() const { return b_bytes + a_bytes; }
+};
+
+inline GemmThreadBuffers gemm_thread_buffers(const GemmBlocking& blk, const GemmGrid& grid) {
+    GemmThreadBuffers t;
+    t.b_bytes = gemm_align_up(size_t(blk.kc * std::min(blk.nc, grid.cols)) * sizeof(float));
+    t.a_bytes = gemm_align_up(size_t(blk.kc * std::min(blk.mc, grid.rows)) * sizeof(float));
+    return t;
+}
+
+// Workspace: the threads' buffers (sized for the worst thread count up to
+// max_threads), then for f16 / bf16 output with K > kc an f32 accumulator
+// (m, n) row-major, so partial sums across K slabs are never rounded.
+struct GemmWorkspaceLayout {
+    size_t acc_offset = 0, bytes = 0;
+    bool has_acc = false;
+};
+
+inline GemmWorkspaceLayout gemm_workspace_layout(const GemmBlocking& blk, GemmTileShape tile, int64_t m, int64_t n,
+                                                 int64_t k, int max_threads, bool f32_out) {
     GemmWorkspaceLayout w;
-    size_t off = 0;
-    w.b_offset = off;
-    off += gemm_align_up(size_t(blk.kc * blk.nc) * sizeof(float));
-    w.a_offset = off;
-    w.a_stride = gemm_align_up(size_t(blk.mc * blk.kc) * sizeof(float));
-    off += w.a_stride * size_t(threads);
+    for (int t = 1; t <= max_threads; ++t) {
+        w.acc_offset = std::max(w.acc_offset, size_t(t) * gemm_thread_buffers(blk, gemm_grid(m, n, t, tile)).stride());
+    }
     w.has_acc = !f32_out && k > blk.kc;
-    w.acc_offset = off;
-    if (w.has_acc) off += gemm_align_up(size_t(m * blk.nc) * sizeof(float));
+    size_t off = w.acc_offset;
+    if (w.has_acc) off += gemm_align_up(size_t(m * n) * sizeof(float));
     w.bytes = off + kGemmAlign;  // the caller's pointer is aligned up first
     return w;
 }
@@ -78,6 +118,7 @@ struct GemmArgs {
     float alpha = 1.0f, beta = 0.0f;
     Activation act = Activation::none;
     GemmBlocking blk;
+    GemmTileShape tile{};
     GemmWorkspaceLayout ws_layout;
     unsigned char* ws = nullptr;  // 64-byte aligned
     int threads = 1;

@@ -22,8 +22,9 @@
 // loads and stores; edge tiles (any M, N) and other strides go through a
 // small stack tile and a scalar loop.
 //
-// Threads split the (MC block, NR sliver range) items of each slab evenly;
-// two barriers per slab protect the shared packed B.
+// Threads split D into a static grid of rectangles (src/cpu/gemm_kernels.hpp
+// gemm_grid) and run this algorithm each on its own, with private packing
+// buffers: no barriers.
 #include <omp.h>
 
 #include <algorithm>
@@ -224,33 +225,32 @@ void store_tile_scalar(const Tile& acc, const TileDest<OUT>& t, int64_t mrows, i
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// How a slab's M extent is cut into blocks: blocks of mc rows (a multiple of
-// MR), their count a multiple of the thread count when M allows it, so every
-// thread gets the same number of rows.
-struct MSplit {
-    int64_t mc = 0, blocks = 0;
+// [begin, end) of part `i` of `parts` when `len` is cut in whole units.
+struct Range {
+    int64_t begin = 0, end = 0;
 };
 
-MSplit split_m(int64_t m, int64_t mc_max, int nt) {
-    int64_t blocks = ceil_div(m, mc_max);
-    if (blocks % nt != 0 && m >= int64_t(kMr) * nt) blocks = round_up(blocks, nt);
-    MSplit s;
-    s.mc = std::min(mc_max, round_up(ceil_div(m, blocks), kMr));
-    s.blocks = ceil_div(m, s.mc);
-    return s;
+Range split_units(int64_t len, int64_t unit, int parts, int i) {
+    const int64_t units = ceil_div(len, unit);
+    Range r;
+    r.begin = std::min(len, units * i / parts * unit);
+    r.end = std::min(len, units * (i + 1) / parts * unit);
+    return r;
 }
 
+// The serial blocked algorithm over rows [rows.begin, rows.end) and columns
+// [cols.begin, cols.end) of every batch, with this thread's buffers.
 template <tops_dtype_t IN, tops_dtype_t OUT>
-void gemm_team_member(const GemmArgs& g, int tid, int nt) {
+void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, float* apack) {
     using TI = storage_t<IN>;
     using TO = storage_t<OUT>;
     constexpr bool kF32Out = OUT == TOPS_DTYPE_F32;
-    float* const bpack = reinterpret_cast<float*>(g.ws + g.ws_layout.b_offset);
-    float* const apack = reinterpret_cast<float*>(g.ws + g.ws_layout.a_offset + g.ws_layout.a_stride * size_t(tid));
     float* const accbuf = g.ws_layout.has_acc ? reinterpret_cast<float*>(g.ws + g.ws_layout.acc_offset) : nullptr;
     const int64_t kc_max = g.blk.kc, nc_max = g.blk.nc;
     const int64_t kslabs = g.k > 0 ? ceil_div(g.k, kc_max) : 1;
-    const MSplit ms = split_m(g.m, g.blk.mc, nt);
+    const int64_t m_rows = rows.end - rows.begin;
+    // MC blocks of equal height (whole MR slivers).
+    const int64_t mc = std::min(g.blk.mc, round_up(ceil_div(m_rows, ceil_div(m_rows, g.blk.mc)), kMr));
     const bool vec_ok = g.d_cs == 1 && (!g.c || g.c_cs == 1) && (!g.bias || g.bias_s == 1);
 
     for (int64_t bi = 0; bi < g.batch; ++bi) {
@@ -258,42 +258,31 @@ void gemm_team_member(const GemmArgs& g, int tid, int nt) {
         const TI* B = static_cast<const TI*>(g.b) + bi * g.b_bs;
         const TO* C = g.c ? static_cast<const TO*>(g.c) + bi * g.c_bs : nullptr;
         TO* D = static_cast<TO*>(g.d) + bi * g.d_bs;
-        for (int64_t jc = 0; jc < g.n; jc += nc_max) {
-            const int64_t ncur = std::min(nc_max, g.n - jc);
+        for (int64_t jc = cols.begin; jc < cols.end; jc += nc_max) {
+            const int64_t ncur = std::min(nc_max, cols.end - jc);
             const int64_t slivers = ceil_div(ncur, kNr);
-            const int64_t nsplit = ms.blocks >= nt ? 1 : std::min(slivers, ceil_div(nt, ms.blocks));
-            const int64_t items = ms.blocks * nsplit;
             for (int64_t slab = 0; slab < kslabs; ++slab) {
                 const int64_t pc = slab * kc_max;
                 const int64_t kc = std::min(kc_max, g.k - pc);
                 const bool first = slab == 0, last = slab == kslabs - 1;
-
-                // (kc, ncur) of B -> slivers (kc, NR), split across the team.
-                for (int64_t s = slivers * tid / nt; s < slivers * (tid + 1) / nt; ++s) {
+                // (kc, ncur) of B -> slivers (kc, NR)
+                for (int64_t s = 0; s < slivers; ++s) {
                     pack_b_sliver<IN>(B + pc * g.b_rs + (jc + s * kNr) * g.b_cs, g.b_rs, g.b_cs, kc,
                                       std::min<int64_t>(kNr, ncur - s * kNr), bpack + s * kNr * kc);
                 }
-                if (nt > 1) {
-#pragma omp barrier
-                }
-                int64_t packed_block = -1;
-                for (int64_t item = items * tid / nt; item < items * (tid + 1) / nt; ++item) {
-                    const int64_t blk = item / nsplit, part = item % nsplit;
-                    const int64_t r0 = blk * ms.mc;
-                    const int64_t rows = std::min(ms.mc, g.m - r0);
-                    if (blk != packed_block) {  // (rows, kc) of A -> slivers (kc, MR)
-                        for (int64_t ir = 0; ir < rows; ir += kMr) {
-                            pack_a_sliver<IN>(A + (r0 + ir) * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, kc,
-                                              std::min<int64_t>(kMr, rows - ir), apack + ir * kc);
-                        }
-                        packed_block = blk;
+                for (int64_t ic = rows.begin; ic < rows.end; ic += mc) {
+                    const int64_t mcur = std::min(mc, rows.end - ic);
+                    // (mcur, kc) of A -> slivers (kc, MR)
+                    for (int64_t ir = 0; ir < mcur; ir += kMr) {
+                        pack_a_sliver<IN>(A + (ic + ir) * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, kc,
+                                          std::min<int64_t>(kMr, mcur - ir), apack + ir * kc);
                     }
-                    for (int64_t s = slivers * part / nsplit; s < slivers * (part + 1) / nsplit; ++s) {
+                    for (int64_t s = 0; s < slivers; ++s) {
                         const int64_t j0 = jc + s * kNr;
-                        const int64_t ncols = std::min<int64_t>(kNr, g.n - j0);
-                        for (int64_t ir = 0; ir < rows; ir += kMr) {
-                            const int64_t i0 = r0 + ir;
-                            const int64_t mrows = std::min<int64_t>(kMr, rows - ir);
+                        const int64_t ncols = std::min<int64_t>(kNr, cols.end - j0);
+                        for (int64_t ir = 0; ir < mcur; ir += kMr) {
+                            const int64_t i0 = ic + ir;
+                            const int64_t mrows = std::min<int64_t>(kMr, mcur - ir);
                             Tile acc;
                             micro_kernel(kc, apack + ir * kc, bpack + s * kNr * kc, acc);
 
@@ -306,9 +295,9 @@ void gemm_team_member(const GemmArgs& g, int tid, int nt) {
                                 t.part = reinterpret_cast<float*>(D) + i0 * g.d_rs + j0 * g.d_cs;
                                 t.part_rs = g.d_rs;
                                 t.part_cs = g.d_cs;
-                            } else if (accbuf) {
-                                t.part = accbuf + i0 * nc_max + (j0 - jc);
-                                t.part_rs = nc_max;
+                            } else if (accbuf) {  // reused by every batch: a thread finishes one first
+                                t.part = accbuf + i0 * g.n + j0;
+                                t.part_rs = g.n;
                                 t.part_cs = 1;
                             }
                             if (!first) t.prev = t.part;
@@ -335,12 +324,21 @@ void gemm_team_member(const GemmArgs& g, int tid, int nt) {
                         }
                     }
                 }
-                if (nt > 1) {
-#pragma omp barrier
-                }
             }
         }
     }
+}
+
+template <tops_dtype_t IN, tops_dtype_t OUT>
+void gemm_team_member(const GemmArgs& g, int tid, int nt) {
+    const GemmGrid grid = gemm_grid(g.m, g.n, nt, g.tile);
+    const GemmThreadBuffers buf = gemm_thread_buffers(g.blk, grid);
+    unsigned char* mine = g.ws + buf.stride() * size_t(tid);
+    const Range rows = split_units(g.m, kMr, grid.tm, tid / grid.tn);
+    const Range cols = split_units(g.n, kNr, grid.tn, tid % grid.tn);
+    if (rows.begin == rows.end || cols.begin == cols.end) return;
+    gemm_rectangle<IN, OUT>(g, rows, cols, reinterpret_cast<float*>(mine),
+                            reinterpret_cast<float*>(mine + buf.b_bytes));
 }
 
 }  // namespace
