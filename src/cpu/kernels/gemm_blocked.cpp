@@ -135,6 +135,10 @@ void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 
 // ------------------------------------------------------------------ micro-kernel
 
+// Packed A is read this many floats ahead (software prefetch into L1: the A
+// sliver streams from L2 while the B sliver stays in L1).
+constexpr int kPrefetchA = 8 * kMr;
+
 // acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed.
 TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc) {
 #pragma GCC unroll 32
@@ -142,7 +146,9 @@ TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const 
 #pragma GCC unroll 2
         for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
     }
+#pragma GCC unroll 2
     for (int64_t p = 0; p < kc; ++p) {
+        __builtin_prefetch(a + kPrefetchA, 0, 3);
         const VecF b0 = VecF::load_aligned(b);
         const VecF b1 = VecF::load_aligned(b + kLanes);
 #pragma GCC unroll 32
@@ -153,6 +159,17 @@ TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const 
         }
         a += kMr;
         b += kNr;
+    }
+}
+
+// Pulls the (MR, NR) tile at p (row stride rs, unit column stride) into L1
+// while the micro-kernel runs, so the epilogue does not wait on memory.
+template <class T>
+TOPS_GEMM_INLINE void prefetch_tile(const T* p, int64_t rs) {
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+        __builtin_prefetch(p + i * rs, 0, 3);
+        __builtin_prefetch(p + i * rs + kNr - 1, 0, 3);
     }
 }
 
@@ -283,6 +300,16 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                         for (int64_t ir = 0; ir < mcur; ir += kMr) {
                             const int64_t i0 = ic + ir;
                             const int64_t mrows = std::min<int64_t>(kMr, mcur - ir);
+                            if (mrows == kMr) {  // what the epilogue reads or writes
+                                if (!first && (kF32Out || accbuf)) {
+                                    if constexpr (kF32Out) prefetch_tile(D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs);
+                                    else prefetch_tile(accbuf + i0 * g.n + j0, g.n);
+                                } else if (first && C) {
+                                    prefetch_tile(C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs);
+                                } else if (last) {
+                                    prefetch_tile(D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs);
+                                }
+                            }
                             Tile acc;
                             micro_kernel(kc, apack + ir * kc, bpack + s * kNr * kc, acc);
 
