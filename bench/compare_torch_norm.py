@@ -168,8 +168,10 @@ def reduce_ref(x, op, axes, keepdims):
         shape = [1 if i in axes else s for i, s in enumerate(x.shape)]
         fill = {"max": float("-inf"), "min": float("inf"), "prod": 1.0, "mean": float("nan")}.get(op, 0.0)
         r = torch.full(shape, fill, dtype=torch.float64, device=x.device)
-    elif not axes:
-        r = v.clone()
+    elif not axes:  # every element is its own (one-element) reduction
+        r = v * v if op in ("sumsq", "norm2") else v.clone()
+        if op == "norm2":
+            r = r.sqrt()
     elif op == "sum":
         r = v.sum(axes, keepdim=True)
     elif op == "mean":
@@ -292,11 +294,15 @@ def check_features(ops):
                 if op == "prod" and max(shape) > 10000:  # f32 products of 1e5 factors drift past 1e-5
                     continue
                 x = rnd(shape, dt, 1.0, 0.0) if op != "prod" else (1.0 + 0.01 * rnd(shape, torch.float32)).to(dt)
+                if x.numel() == 0:  # an empty torch tensor has a NULL data pointer; give it storage
+                    x = torch.zeros(4, device="cuda", dtype=dt).as_strided(shape, x.stride())
                 for keep in (False, True):
                     if keep and torch.Size(shape).numel() > big:
                         continue
                     ref = reduce_ref(x, op, axes, keep)
                     y = torch.full(ref.shape, float("nan"), device="cuda", dtype=torch.float32)
+                    if y.numel() == 0:
+                        y = torch.zeros(4, device="cuda").as_strided(ref.shape, y.stride())
                     run = ops.reduce(x, y, op, axes, keep)
                     done(run)
                     limit = tol[dt] if dt != torch.float32 else 1e-5

@@ -51,7 +51,10 @@ __device__ __forceinline__ void vec_to_f32(const Vec<T, VEC>& t, float (&v)[VEC]
 template <class T, int VEC>
 __device__ __forceinline__ void load_vec_f32(const T* src, float (&v)[VEC]) {
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
-    vec_to_f32<T, VEC>(*reinterpret_cast<const Vec<T, VEC>*>(src), v);
+    // Copy to registers first: converting through a reference to global
+    // memory lets the compiler split the 16-byte load into scalar loads.
+    const Vec<T, VEC> t = *reinterpret_cast<const Vec<T, VEC>*>(src);
+    vec_to_f32<T, VEC>(t, v);
 }
 
 // Rounds VEC f32 values to T and stores them at `dst` (aligned).
