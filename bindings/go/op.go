@@ -1,8 +1,23 @@
 package tops
 
 /*
-#include <stdlib.h>
 #include <tops/tops.h>
+
+// Go pointers may be passed to C as call arguments but not stored in memory
+// that is passed, so the argument table is built here from single pointers.
+#define TOPS_GO_MAX_ARGS 12
+static tops_status_t tops_go_execute(tops_context_t ctx, tops_op_t op, int n, const int *kinds,
+		void *p0, void *p1, void *p2, void *p3, void *p4, void *p5,
+		void *p6, void *p7, void *p8, void *p9, void *p10, void *p11,
+		void *ws, size_t ws_bytes) {
+	void *ptrs[TOPS_GO_MAX_ARGS] = {p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11};
+	tops_arg_t args[TOPS_GO_MAX_ARGS];
+	for (int i = 0; i < n; ++i) {
+		args[i].kind = (tops_arg_kind_t)kinds[i];
+		args[i].ptr = ptrs[i];
+	}
+	return tops_op_execute(ctx, op, args, (size_t)n, ws, ws_bytes);
+}
 */
 import "C"
 
@@ -191,14 +206,17 @@ func (op *Op) execute(ctx *Context, args []Arg, ws unsafe.Pointer, wsBytes int) 
 			return err
 		}
 	}
-	cargs := (*[1 << 20]C.tops_arg_t)(C.calloc(C.size_t(len(args)+1), C.size_t(unsafe.Sizeof(C.tops_arg_t{}))))[: len(args)+1 : len(args)+1]
-	defer C.free(unsafe.Pointer(&cargs[0]))
+	if len(args) > C.TOPS_GO_MAX_ARGS {
+		return errorf(ErrInvalidArgument, "%s: %d arguments, at most %d", op.name, len(args), C.TOPS_GO_MAX_ARGS)
+	}
+	var kinds [C.TOPS_GO_MAX_ARGS]C.int
+	var p [C.TOPS_GO_MAX_ARGS]unsafe.Pointer
 	for i, a := range args {
-		cargs[i].kind = C.tops_arg_kind_t(a.Kind)
-		cargs[i].ptr = a.ptr
+		kinds[i], p[i] = C.int(a.Kind), a.ptr
 	}
 	err = call(func() C.tops_status_t {
-		return C.tops_op_execute(h, op.h, &cargs[0], C.size_t(len(args)), ws, C.size_t(wsBytes))
+		return C.tops_go_execute(h, op.h, C.int(len(args)), &kinds[0], p[0], p[1], p[2], p[3], p[4], p[5],
+			p[6], p[7], p[8], p[9], p[10], p[11], ws, C.size_t(wsBytes))
 	})
 	runtime.KeepAlive(args)
 	return err
