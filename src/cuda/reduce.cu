@@ -20,7 +20,9 @@
 // partial to the caller's workspace (OpPlan::workspace_size) and a second
 // kernel combines a warp per output. Every partial covers a fixed range and
 // every combine runs in a fixed order (no atomics), so the same input gives
-// bitwise the same output on every run.
+// bitwise the same output on every run. (Rows split into a scalar head and a
+// vector body by their address modulo 16 bytes: the same values copied to a
+// differently aligned address may round differently in the last bit.)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
