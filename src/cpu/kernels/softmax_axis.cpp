@@ -21,6 +21,10 @@ constexpr int kVecs = kSoftmaxAxisVecs;
 constexpr int64_t kBlock = int64_t(kVecs) * kLanes;  // columns per work item
 constexpr int64_t kScratchFloats = 8192;             // f16/bf16 exp tile (n, kBlock) up to 32 KiB
 static_assert(kScratchFloats % kBlock == 0, "the scratch tile holds whole axis steps");
+constexpr int64_t kCacheLine = 64;
+// Pass 1 prefetches this many axis steps ahead: consecutive steps are usually
+// pages apart, where hardware prefetchers do not follow.
+constexpr int64_t kPrefetchSteps = 16;
 
 // One work item: columns [c0, c0 + (NV - 1) * kLanes + last) of one outer row.
 template <tops_dtype_t DT, bool kMasked, int NV>
@@ -83,6 +87,10 @@ struct AxisBlock {
         VecF m[NV];
         for (auto& v : m) v = VecF(-kInf);
         for (int64_t j = 0; j < n; ++j) {
+            if (j + kPrefetchSteps < n) {
+                const char* ahead = reinterpret_cast<const char*>(x + (j + kPrefetchSteps) * x_axis);
+                for (int64_t b = 0; b < int64_t(NV) * kVecBytes<DT>; b += kCacheLine) prefetch_read(ahead + b, false);
+            }
             for (int v = 0; v < NV; ++v) m[v] = xsimd::max(m[v], t_at(j, v, len));
         }
         VecF neg_m[NV], sum[NV];
