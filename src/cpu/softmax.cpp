@@ -99,7 +99,7 @@ public:
             strategy_ = Strategy::lastdim;
             rows_ = row_space(p, ax, -1);
             stream_ = numel_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes;
-            why_ = fmt("the softmax axis has unit stride in x and y: contiguous rows, 3 passes per row from cache, ",
+            why_ = fmt("the softmax axis has unit stride in x and y: contiguous rows; 3 passes per row from cache; ",
                        stream_ ? "non-temporal stores (y >= " : "cached stores (y < ", kStreamMinBytes >> 20, " MiB)");
         } else if (inner >= 0) {
             strategy_ = Strategy::axis;
@@ -109,7 +109,7 @@ public:
             blocks_ = (p.x.dims[inner] + block_ - 1) / block_;
             why_ = fmt("the softmax axis has stride ", p.x.strides[ax], " and dim ", inner,
                        " is contiguous in x and y: vectorized across blocks of ", block_,
-                       " columns of dim ", inner, ", walking along the axis");
+                       " columns of dim ", inner, " walking along the axis");
         } else {
             strategy_ = Strategy::strided;
             rows_ = row_space(p, ax, -1);
