@@ -230,3 +230,37 @@ def test_readme_example():
     assert blocks, "README.md has no python example"
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
+
+
+def test_compat_loader_runs_on_cpu():
+    from tops.compat import Tops
+    t = Tops(backend="cpu")
+    x, w = rand(5, 12), rand(7, 12)
+    y, d = np.empty_like(x), np.empty((5, 7), np.float32)
+    run = t.softmax(x, y, scale=2.0)
+    run()
+    assert run.kernel
+    close(y, np_softmax(2.0 * x.astype(np.float64)))
+    t.gemm(x, w, d, act=1, trans_b=True)()
+    close(d, np.maximum(x.astype(np.float64) @ w.T, 0))
+    yt = np.empty((12, 5), np.float32)
+    t.transpose(x, yt, (1, 0))()
+    assert np.array_equal(yt, x.T)
+
+
+class _DLPackOnly:
+    """Exposes only __dlpack__ (as a foreign array library would)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+
+def test_dlpack_input_and_output():
+    x = rand(3, 8)
+    out = np.zeros_like(x)
+    y = tops.softmax(_DLPackOnly(x), out=_DLPackOnly(out))
+    assert isinstance(y, _DLPackOnly)
+    close(out, np_softmax(x.astype(np.float64)))

@@ -72,3 +72,26 @@ def test_negative_strides():
 def test_is_value_error():
     with pytest.raises(ValueError):
         tops.softmax(f32(3, 4), out=f32(4, 3))
+
+
+class _FakeCuda:
+    """A __cuda_array_interface__ producer; on a host without CUDA, tops must refuse it cleanly."""
+
+    def __init__(self, shape):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (0, False), "strides": None,
+                                         "version": 3}
+
+
+def test_cuda_tensor_without_cuda_backend():
+    if tops.backend_available("cuda")[0]:
+        pytest.skip("CUDA is available here")
+    with pytest.raises(tops.Error) as e:
+        tops.softmax(_FakeCuda((2, 3)), out=_FakeCuda((2, 3)))
+    assert e.value.status_name == "TOPS_ERROR_BACKEND_UNAVAILABLE" and e.value.message
+    with pytest.raises(tops.Error):
+        tops.softmax(_FakeCuda((2, 3)))  # no library to allocate the output with
+
+
+def test_mixed_devices():
+    with pytest.raises(tops.Error, match="different devices"):
+        tops.softmax(f32(2, 3), out=_FakeCuda((2, 3)))
