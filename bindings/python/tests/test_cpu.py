@@ -264,3 +264,10 @@ def test_dlpack_input_and_output():
     y = tops.softmax(_DLPackOnly(x), out=_DLPackOnly(out))
     assert isinstance(y, _DLPackOnly)
     close(out, np_softmax(x.astype(np.float64)))
+
+
+def test_reduce_f16_input_f32_output():
+    x = rand(5, 300, dtype=np.float16)
+    y = tops.reduce(x, "mean", axis=1, dtype=np.float32)
+    assert y.dtype == np.float32
+    close(y, x.astype(np.float64).mean(axis=1))

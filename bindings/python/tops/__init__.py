@@ -283,7 +283,12 @@ def _dtype_code(dtype):
     names = {"float32": C.DTYPE_F32, "f32": C.DTYPE_F32, "float16": C.DTYPE_F16, "f16": C.DTYPE_F16,
              "bfloat16": C.DTYPE_BF16, "bf16": C.DTYPE_BF16}
     key = str(dtype).replace("torch.", "")
-    key = getattr(dtype, "name", key) if key not in names else key
+    if key not in names:
+        try:
+            import numpy
+            key = numpy.dtype(dtype).name
+        except TypeError:
+            pass
     if key not in names:
         raise Error(C.ERROR_BAD_DTYPE, "unsupported output dtype %r" % (dtype,))
     return names[key]
