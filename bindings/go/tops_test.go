@@ -427,3 +427,37 @@ func TestReadmeExampleIsTested(t *testing.T) {
 		t.Fatal("README.md's go example must be example_test.go verbatim")
 	}
 }
+
+func TestOpSharedAcrossGoroutines(t *testing.T) {
+	c := ctx(t)
+	op := mk(t)(c.NewSoftmax(tops.NewSoftmaxDesc(tops.Dense(tops.F32, 2, 3), tops.Dense(tops.F32, 2, 3))))
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			gc, err := tops.NewContext(tops.CPU, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer gc.Close()
+			x := []float32{float32(g), float32(g), float32(g), 1, 1, 1}
+			y := make([]float32, 6)
+			if err := op.Execute(gc, tops.F32Arg(tops.ArgX, x), tops.F32Arg(tops.ArgY, y)); err != nil {
+				errs <- err
+				return
+			}
+			for _, v := range y {
+				if math.Abs(float64(v)-1.0/3) > 1e-6 {
+					errs <- errors.New("wrong softmax value")
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
