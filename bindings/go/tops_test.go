@@ -395,6 +395,9 @@ func TestBadInput(t *testing.T) {
 	errStatus(t, op.Execute(c, tops.F32Arg(tops.ArgX, x), tops.F32Arg(tops.ArgY, y), tops.F32Arg(tops.ArgA, x)), tops.ErrUnknownArgument)
 	errStatus(t, op.Execute(c, tops.F32Arg(tops.ArgX, x)), tops.ErrMissingArgument)
 	errStatus(t, op.Execute(nil, tops.F32Arg(tops.ArgX, x), tops.F32Arg(tops.ArgY, y)), tops.ErrNullPointer)
+	errStatus(t, op.Execute(c, tops.DeviceArg(tops.ArgX, nil), tops.F32Arg(tops.ArgY, y)), tops.ErrInvalidArgument)
+	var nilOp *tops.Op
+	errStatus(t, nilOp.Execute(c, tops.F32Arg(tops.ArgX, x)), tops.ErrNullPointer)
 
 	// closed context, closed op: errors, not crashes
 	c2, err := tops.NewContext(tops.CPU, 0)

@@ -364,3 +364,18 @@ fn bad_input_is_an_error() {
                                                std::ptr::null_mut(), 0) };
     assert_eq!(status, sys::TOPS_ERROR_NULL_POINTER);
 }
+
+#[test]
+fn execute_device_path_on_cpu_pointers() {
+    // the CPU backend takes host pointers through the same raw path CUDA callers use
+    let mut c = ctx();
+    let op = BiasAct::new(desc(&[2, 2]), desc(&[2, 2]), Activation::Relu).create(&c).unwrap();
+    let x = [-1.0f32, 2.0, -3.0, 4.0];
+    let mut y = [f32::NAN; 4];
+    let args = [DeviceArg { kind: ArgKind::X, ptr: x.as_ptr().cast() },
+                DeviceArg { kind: ArgKind::Y, ptr: y.as_mut_ptr().cast() }];
+    assert_eq!(op.workspace_size().unwrap(), 0);
+    unsafe { op.execute_device(&mut c, &args, std::ptr::null_mut(), 0) }.unwrap();
+    assert_eq!(y, [0.0, 2.0, 0.0, 4.0]);
+    assert!(!op.kernel_name().is_empty());
+}
