@@ -215,13 +215,11 @@ TOPS_GEMM_INLINE void store_tile_vec(const Tile& acc, const TileDest<OUT>& t) {
     }
 }
 
-// Any tile (mrows <= MR, ncols <= NR), any strides: scalar.
+// Any tile (mrows <= MR, ncols <= NR), any strides: scalar, from the
+// accumulators stored to tmp (by the caller, so that the accumulators of the
+// vector path never need a memory home).
 template <tops_dtype_t OUT>
-void store_tile_scalar(const Tile& acc, const TileDest<OUT>& t, int64_t mrows, int64_t ncols) {
-    alignas(64) float tmp[kMr][kNr];
-    for (int i = 0; i < kMr; ++i) {
-        for (int v = 0; v < kNv; ++v) acc[i][v].store_aligned(&tmp[i][v * kLanes]);
-    }
+void store_tile_scalar(const float (&tmp)[kMr][kNr], const TileDest<OUT>& t, int64_t mrows, int64_t ncols) {
     for (int64_t i = 0; i < mrows; ++i) {
         for (int64_t j = 0; j < ncols; ++j) {
             float x = t.alpha * tmp[i][j];
@@ -346,7 +344,11 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                             if (vec_ok && part_unit && mrows == kMr && ncols == kNr) {
                                 store_tile_vec<OUT>(acc, t);
                             } else {
-                                store_tile_scalar<OUT>(acc, t, mrows, ncols);
+                                alignas(64) float tmp[kMr][kNr];
+                                for (int i = 0; i < kMr; ++i) {
+                                    for (int v = 0; v < kNv; ++v) acc[i][v].store_aligned(&tmp[i][v * kLanes]);
+                                }
+                                store_tile_scalar<OUT>(tmp, t, mrows, ncols);
                             }
                         }
                     }
