@@ -16,6 +16,9 @@ public:
     Status plan_norm(const NormParams& p, int, PlanPtr* out) override { return cpu::plan_norm(p, out); }
     Status plan_reduce(const ReduceParams& p, int, PlanPtr* out) override { return cpu::plan_reduce(p, out); }
     Status plan_eltwise(const EltwiseParams& p, int, PlanPtr* out) override { return cpu::plan_eltwise(p, out); }
+    Status plan_attention(const AttentionParams& p, int, PlanPtr* out) override {
+        return cpu::plan_attention(p, out);
+    }
 };
 
 }  // namespace

@@ -11,5 +11,6 @@ Status plan_gemm(const GemmParams& p, PlanPtr* out);
 Status plan_norm(const NormParams& p, PlanPtr* out);
 Status plan_reduce(const ReduceParams& p, PlanPtr* out);
 Status plan_eltwise(const EltwiseParams& p, PlanPtr* out);
+Status plan_attention(const AttentionParams& p, PlanPtr* out);
 
 }  // namespace tops::cpu
