@@ -16,6 +16,9 @@
 //   still gives 64-element reads); V is the same on the y side. The tile row
 //   pitch is padded to an odd number of 4-byte words, so the column reads of
 //   the write phase hit 32 different banks.
+//   The y offset of each tile column is walked once per tile into shared
+//   memory (not once per thread and column: U of 2 dims, as in the 5-D case,
+//   made that 16 divisions per thread per tile).
 // - strided: no unit-stride dim on one side; each thread computes both
 //   offsets of its element.
 // Index arithmetic uses 32-bit multiply-high division (FastDivmod).
@@ -80,8 +83,11 @@ __device__ __forceinline__ void walk_offsets(const DimWalk& w, uint64_t idx, int
 
 // ---------------------------------------------------------------- row gather
 constexpr int kGatherThreads = 256;
-// Units copied back to back per thread: 8 x 16 bytes in flight.
-constexpr int kGatherUnroll = 8;
+// Units copied back to back per thread: 8, or 4 of 16 bytes (64 bytes in
+// flight; 8 x 16 bytes took 74 registers, 3 blocks per SM, and ran the
+// [32,512,12,64] f16 gather at 72% of copy bandwidth instead of 75%; 2 x 16
+// bytes: 73%. A torch copy of the same bytes reaches 79.5% there, H100).
+constexpr int gather_unroll(int vb) { return vb == 16 ? 4 : 8; }
 
 struct TransposeGatherParams {
     const void* x = nullptr;
@@ -93,6 +99,7 @@ struct TransposeGatherParams {
 
 template <int VB>
 __global__ void __launch_bounds__(kGatherThreads) transpose_gather_rows_kernel(const __grid_constant__ TransposeGatherParams p) {
+    constexpr int kGatherUnroll = gather_unroll(VB);
     using U = typename ByteUnit<VB>::type;
     const U* x = static_cast<const U*>(p.x);
     U* y = static_cast<U*>(p.y);
@@ -129,9 +136,11 @@ struct TileTraits {
     static constexpr int kThreads = 256;
     static constexpr int kLanes = 32;                     // threads along the contiguous side
     static constexpr int kRowsPerPass = kThreads / kLanes;  // 8
-    // No register cap: capping at 40 registers (6 blocks per SM) ran the 2-D
-    // f32 case at 49% of copy bandwidth instead of 68% at 4 blocks (H100).
-    static constexpr int kMinBlocksPerSm = 1;
+    // 4 blocks per SM (64 registers): capping at 40 registers (6 blocks per
+    // SM) ran the 2-D f32 case at 49% of copy bandwidth instead of 68% at 4
+    // blocks (H100); uncapped, the column-offset table raised the 128x32 tile
+    // to 78 registers (3 blocks).
+    static constexpr int kMinBlocksPerSm = 4;
     static_assert(TU % kLanes == 0 && TV % kLanes == 0, "tile sides are whole warps");
     static_assert(TU % kRowsPerPass == 0 && TV % kRowsPerPass == 0, "tile sides split over the passes");
 };
@@ -169,6 +178,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) transpo
     constexpr int kUIters = Tile::TU / Tile::kRowsPerPass;    // tile columns per thread (write)
     constexpr int kVIters = Tile::TV / Tile::kLanes;
     __shared__ T tile[Tile::TV][Tile::TU + kPad];
+    // y offset of each tile column (u), walked once per tile: the write phase
+    // would otherwise walk the U dims TU / kRowsPerPass times per thread (U of
+    // 2 dims: 16 divisions per thread per tile for the 128x32 tile).
+    __shared__ int64_t col_y[Tile::TU];
+    static_assert(Tile::TU <= Tile::kThreads, "one thread per tile column walks its offset");
     const T* x = static_cast<const T*>(p.x);
     T* y = static_cast<T*>(p.y);
     const int lane = threadIdx.x % Tile::kLanes;
@@ -203,6 +217,12 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) transpo
                 if (v < p.v_total && u0 + cu < p.u_total) r[k][c] = src[cu];
             }
         }
+        // While the loads are in flight: this thread's tile column offset.
+        if (threadIdx.x < Tile::TU && u0 + int64_t(threadIdx.x) < p.u_total) {
+            int64_t unused, yu;
+            walk_offsets(p.u, uint64_t(u0 + threadIdx.x), &unused, &yu);
+            col_y[threadIdx.x] = yb + yu;
+        }
 #pragma unroll
         for (int k = 0; k < kRowIters; ++k) {
 #pragma unroll
@@ -215,9 +235,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) transpo
             const int cu = row + k * Tile::kRowsPerPass;
             const int64_t u = u0 + cu;
             if (u < p.u_total) {
-                int64_t unused, yu;
-                walk_offsets(p.u, uint64_t(u), &unused, &yu);
-                T* dst = y + yb + yu + v0;
+                T* dst = y + col_y[cu] + v0;
 #pragma unroll
                 for (int j = 0; j < kVIters; ++j) {
                     const int rv = lane + j * Tile::kLanes;
@@ -409,7 +427,7 @@ Status plan_gather(const TransposeProblem& t, const DeviceInfo& dev, TransposePl
         p.row_units = FastDivmod(uint64_t(units));
         p.total = t.numel * e / vb;
         for (int k = outer - 1; k >= 0; --k) add_dim(&p.rows, t.dims[k], t.xs[k] * e / vb, t.ys[k] * e / vb);
-        const int64_t per_block = int64_t(kGatherThreads) * kGatherUnroll;
+        const int64_t per_block = int64_t(kGatherThreads) * gather_unroll(vb);
         TOPS_RETURN_IF_ERROR(
             make_launch(find_kernel(Kind::kGather, vb), (p.total + per_block - 1) / per_block, dev, &plan->gather[w]));
     }

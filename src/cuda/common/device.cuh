@@ -62,7 +62,12 @@ __device__ __forceinline__ float group_sum(float v) {
     return v;
 }
 
-// Online softmax statistics: running max m and sum s of exp2(v - m).
+// Online softmax statistics of values u whose exp2-domain values are u * k
+// (k > 0, the caller's scale): running max m of u and sum s of 2^((u - m) * k).
+// Exponents are formed as (u - m) * k, not u * k - m * k: u - m is exact near
+// the max, so inputs of large magnitude (|u * k| ~ 1e3, where one rounding of
+// u * k costs 6e-5 of absolute exponent) keep their relative precision, and
+// the max itself contributes exactly 2^0 (a one-element log-softmax is 0).
 struct MaxSum {
     float m;
     float s;
@@ -75,49 +80,49 @@ __device__ __forceinline__ float fast_exp2(float x) {
     return y;
 }
 
-__device__ __forceinline__ MaxSum maxsum_combine(MaxSum a, MaxSum b) {
+__device__ __forceinline__ MaxSum maxsum_combine(MaxSum a, MaxSum b, float k) {
     const float m = fmaxf(a.m, b.m);
     if (m == -INFINITY) return {m, 0.0f};
-    return {m, a.s * fast_exp2(a.m - m) + b.s * fast_exp2(b.m - m)};
+    return {m, a.s * fast_exp2((a.m - m) * k) + b.s * fast_exp2((b.m - m) * k)};
 }
 
 // Adds N values (-inf = absent): one rescale per call, not per value.
 template <int N>
-__device__ __forceinline__ MaxSum maxsum_add(MaxSum a, const float (&v)[N]) {
-    float cm = v[0];
+__device__ __forceinline__ MaxSum maxsum_add(MaxSum acc, const float (&u)[N], float k) {
+    float cm = u[0];
 #pragma unroll
-    for (int j = 1; j < N; ++j) cm = fmaxf(cm, v[j]);
-    if (cm == -INFINITY) return a;
-    if (cm > a.m) {
-        a.s *= fast_exp2(a.m - cm);  // a.m == -inf: 0 * 0
-        a.m = cm;
+    for (int j = 1; j < N; ++j) cm = fmaxf(cm, u[j]);
+    if (cm == -INFINITY) return acc;
+    if (cm > acc.m) {
+        acc.s *= fast_exp2((acc.m - cm) * k);  // acc.m == -inf: 0 * 0
+        acc.m = cm;
     }
 #pragma unroll
-    for (int j = 0; j < N; ++j) a.s += fast_exp2(v[j] - a.m);
-    return a;
+    for (int j = 0; j < N; ++j) acc.s += fast_exp2((u[j] - acc.m) * k);
+    return acc;
 }
 
-__device__ __forceinline__ MaxSum warp_maxsum(MaxSum a) {
+__device__ __forceinline__ MaxSum warp_maxsum(MaxSum a, float k) {
 #pragma unroll
     for (int o = kWarpSize / 2; o > 0; o /= 2) {
         MaxSum b{__shfl_xor_sync(kFullMask, a.m, o), __shfl_xor_sync(kFullMask, a.s, o)};
-        a = maxsum_combine(a, b);
+        a = maxsum_combine(a, b, k);
     }
     return a;
 }
 
 // Block-wide combine; every thread gets the result. `scratch` holds 32 entries.
 // Starts with a barrier so that scratch may be reused by consecutive calls.
-__device__ __forceinline__ MaxSum block_maxsum(MaxSum a, MaxSum* scratch) {
+__device__ __forceinline__ MaxSum block_maxsum(MaxSum a, MaxSum* scratch, float k) {
     const int lane = threadIdx.x % kWarpSize;
     const int warp = threadIdx.x / kWarpSize;
     const int nwarps = (blockDim.x + kWarpSize - 1) / kWarpSize;
-    a = warp_maxsum(a);
+    a = warp_maxsum(a, k);
     __syncthreads();
     if (lane == 0) scratch[warp] = a;
     __syncthreads();
     MaxSum r = lane < nwarps ? scratch[lane] : MaxSum{-INFINITY, 0.0f};
-    return warp_maxsum(r);
+    return warp_maxsum(r, k);
 }
 
 // Division by a fixed positive divisor through a multiply-high (Granlund and
