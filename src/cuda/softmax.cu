@@ -587,12 +587,15 @@ Launch block_launch(const SoftmaxParams& sp, const DeviceInfo& dev, int vec, int
     return l;
 }
 
-// Whether `fn` runs as sm_90 code on this device (clusters and distributed shared memory).
+// Whether `fn` runs as sm_90 code on this device (clusters and distributed
+// shared memory): its machine code is for sm_90 and was compiled from PTX of
+// compute_90 or later (code JIT-compiled from compute_80 PTX has the cluster
+// path compiled out).
 bool clusters_usable(const DeviceInfo& dev, const void* fn) {
     if (dev.cc_major < 9) return false;
     cudaFuncAttributes a{};
     if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) return false;
-    return a.binaryVersion >= 90;
+    return a.binaryVersion >= 90 && a.ptxVersion >= 90;
 }
 
 Status prepare_smem(const Launch& l) {
