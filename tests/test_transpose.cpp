@@ -73,6 +73,11 @@ std::vector<TransposeCase> cases() {
         t2(3, 4099),
         tc("t2d_identity_padded", {37, 29}, {0, 1}).x(Layout::Padded),
         tc("t2d_large_1024x1027", {1024, 1027}, {1, 0}),
+        // y >= 8 MiB for f32 and f16 with line-aligned y rows: the tile
+        // strategy's non-temporal stores, plus edge rows (2085 = 130 * 16 + 5);
+        // misaligned, the same shape takes the plain-store path.
+        t2(2048, 2085),
+        tc("t2d_2048x2085_misaligned", {2048, 2085}, {1, 0}).misaligned(1),
         tc("t3d_021", {5, 7, 9}, {0, 2, 1}),
         tc("t3d_102", {5, 7, 9}, {1, 0, 2}),
         tc("t3d_120", {5, 7, 9}, {1, 2, 0}),

@@ -33,6 +33,9 @@ struct TransposeKernelArgs {
     int64_t x_row = 0, x_col = 0;  // byte strides of the panel in x
     int64_t y_row = 0, y_col = 0;  // byte strides of the panel in y
     int64_t block_rows = 1, block_cols = 1;
+    // tile: y is too large to stay cached; whole y lines of line tiles are
+    // written with non-temporal stores (when y's rows are line aligned).
+    bool stream = false;
 
     int64_t unit_begin = 0, unit_end = 0;
 };

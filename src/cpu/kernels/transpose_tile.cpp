@@ -14,6 +14,7 @@
 //             broadcast inputs and padded outputs; no vector gathers).
 // Elements are moved as raw bytes (never converted).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -130,6 +131,20 @@ inline void copy_line(const char* x, char* y) {
 #else
     for (int64_t i = 0; i < kLineBytes; i += kSseBytes) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
+    }
+#endif
+}
+
+// Writes one 64-byte line from an aligned buffer with non-temporal stores
+// (no read-for-ownership of y's line); y must be line aligned.
+inline void stream_line(const char* buf, char* y) {
+#if !defined(TOPS_CPU_ISA_sse4)
+    for (int64_t i = 0; i < kLineBytes; i += kAvxBytes) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), _mm256_load_si256(reinterpret_cast<const __m256i*>(buf + i)));
+    }
+#else
+    for (int64_t i = 0; i < kLineBytes; i += kSseBytes) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(y + i), _mm_load_si128(reinterpret_cast<const __m128i*>(buf + i)));
     }
 #endif
 }
@@ -274,14 +289,19 @@ struct LineTile {
     static constexpr int64_t C = TileTraits<ES>::kCols;
     static_assert(kLine % R == 0 && kLine % C == 0, "a line tile holds whole register tiles");
 
-    static void run(const char* x, int64_t x_col, char* y, int64_t y_row) {
+    // stream: y rows are line aligned; write them with non-temporal stores.
+    static void run(const char* x, int64_t x_col, char* y, int64_t y_row, bool stream) {
         alignas(kLineBytes) char buf[kLine * kLineBytes];  // (kLine, kLine) elements
         for (int64_t c = 0; c < kLine; c += C) {
             for (int64_t r = 0; r < kLine; r += R) {
                 tile<ES>(x + r * ES + c * x_col, x_col, buf + r * kLineBytes + c * ES, kLineBytes);
             }
         }
-        for (int64_t r = 0; r < kLine; ++r) copy_line(buf + r * kLineBytes, y + r * y_row);
+        if (stream) {
+            for (int64_t r = 0; r < kLine; ++r) stream_line(buf + r * kLineBytes, y + r * y_row);
+        } else {
+            for (int64_t r = 0; r < kLine; ++r) copy_line(buf + r * kLineBytes, y + r * y_row);
+        }
     }
 };
 
@@ -295,11 +315,12 @@ inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int
     const int64_t full_r = nr / L * L;
     const int64_t full_c = nc / L * L;
     const int64_t next = L * a.x_col;  // from one line tile to the next along the columns
+    const bool stream = a.stream && ((reinterpret_cast<uintptr_t>(y) | uintptr_t(a.y_row)) % kLineBytes) == 0;
     for (int64_t r = 0; r < full_r; r += L) {
         for (int64_t c = 0; c < full_c; c += L) {
             const char* xt = x + r * ES + c * a.x_col;
             for (int64_t i = 0; i < L; ++i) _mm_prefetch(xt + next + i * a.x_col, _MM_HINT_T0);
-            LineTile<ES>::run(xt, a.x_col, y + r * a.y_row + c * ES, a.y_row);
+            LineTile<ES>::run(xt, a.x_col, y + r * a.y_row + c * ES, a.y_row, stream);
         }
     }
     if (full_c < nc) tile_region<ES>(x + full_c * a.x_col, a.x_col, y + full_c * ES, a.y_row, full_r, nc - full_c);
@@ -309,6 +330,7 @@ inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int
 template <int ES>
 void run_tile(const TransposeKernelArgs& a) {
     for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES>(a, x, y, nr, nc); });
+    if (a.stream) _mm_sfence();  // non-temporal stores are visible before the threads join
 }
 
 // ------------------------------------------------------------- row copy
