@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
         }
     }
     const dnnl_version_t* dv = dnnl::version();
-    std::printf("tops-attention-bench: f32, Q/K/V/O (BH, N, D) head-major; tops %s vs oneDNN %d.%d.%d\n",
+    std::printf("tops-attention-bench: f32, Q/K/V/O (BH, N, D) head-major; %s vs oneDNN %d.%d.%d\n",
                 tops_version(), dv->major, dv->minor, dv->patch);
     if (FILE* f = std::fopen("/proc/loadavg", "r")) {
         char load[128] = {};

@@ -529,6 +529,89 @@ std::string eltwise_check(const Case& c, const OpInstance& inst, const HostTenso
     return "";
 }
 
+// ------------------------------------------------------------------ attention
+
+// attention / attention_causal: q, k, v, o dense [B, S, H, D] (Sq = Sk, no
+// GQA). The figure tops-bench prints is bytes-based; the FLOPs per call
+// (4 B H S^2 D, halved when causal) are in the args column, and
+// tops-attention-bench reports GFLOP/s against the GEMM and oneDNN.
+tops_status_t attention_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
+    if (c.shape.size() != 4) {
+        *err = "attention: --shape must be B,S,H,D";
+        return TOPS_ERROR_BAD_RANK;
+    }
+    const bool causal = c.op == "attention_causal";
+    out->tensors.push_back({"q", TOPS_ARG_Q, c.dtype, c.shape, false, Fill::uniform});
+    out->tensors.push_back({"k", TOPS_ARG_K, c.dtype, c.shape, false, Fill::uniform});
+    out->tensors.push_back({"v", TOPS_ARG_V, c.dtype, c.shape, false, Fill::uniform});
+    out->tensors.push_back({"o", TOPS_ARG_O, c.dtype, c.shape, true, Fill::none});
+    const double s = double(c.shape[1]);
+    const double flops =
+        4.0 * double(c.shape[0]) * double(c.shape[2]) * s * s * double(c.shape[3]) * (causal ? 0.5 : 1.0);
+    std::ostringstream a;
+    a << (causal ? "causal " : "") << "GFLOP/call=" << flops / 1e9;
+    out->args = a.str();
+    tops_attention_desc_t desc = tops_attention_desc_default();
+    desc.flags = causal ? TOPS_ATTN_CAUSAL : 0u;
+    tops_tensor_desc_t* descs[] = {&desc.q, &desc.k, &desc.v, &desc.o};
+    for (tops_tensor_desc_t* d : descs) {
+        const tops_status_t st = tops_tensor_desc_init(d, c.dtype, 4, c.shape.data(), nullptr);
+        if (st != TOPS_SUCCESS) {
+            *err = tops_last_error();
+            return st;
+        }
+    }
+    const tops_status_t st = tops_attention_create(ctx, &desc, &out->op);
+    if (st != TOPS_SUCCESS) *err = tops_last_error();
+    return st;
+}
+
+// Sampled (batch, query, head) rows recomputed in fp64 from the stored inputs.
+std::string attention_check(const Case& c, const OpInstance&, const HostTensors& host) {
+    const int64_t B = c.shape[0], S = c.shape[1], H = c.shape[2], D = c.shape[3];
+    if (B * S * H * D == 0) return "";
+    const bool causal = c.op == "attention_causal";
+    const double scale = 1.0 / std::sqrt(double(D));
+    const double tol = c.dtype == TOPS_DTYPE_F32 ? 1e-4 : c.dtype == TOPS_DTYPE_F16 ? 4e-3 : 3e-2;
+    std::mt19937_64 rng(11);
+    std::vector<double> w(static_cast<size_t>(S)), ref(static_cast<size_t>(D));
+    for (int r = 0; r < kCheckRows; ++r) {
+        const int64_t b = int64_t(rng() % uint64_t(B));
+        const int64_t i = int64_t(rng() % uint64_t(S));
+        const int64_t h = int64_t(rng() % uint64_t(H));
+        const int64_t keys = causal ? i + 1 : S;
+        const int64_t qrow = ((b * S + i) * H + h) * D;
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < keys; ++j) {
+            const int64_t krow = ((b * S + j) * H + h) * D;
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d) {
+                dot += load_element(host[0].data(), c.dtype, qrow + d) * load_element(host[1].data(), c.dtype, krow + d);
+            }
+            w[size_t(j)] = scale * dot;
+            mx = std::max(mx, w[size_t(j)]);
+        }
+        double sum = 0;
+        std::fill(ref.begin(), ref.end(), 0.0);
+        for (int64_t j = 0; j < keys; ++j) {
+            const double e = std::exp(w[size_t(j)] - mx);
+            sum += e;
+            const int64_t vrow = ((b * S + j) * H + h) * D;
+            for (int64_t d = 0; d < D; ++d) ref[size_t(d)] += e * load_element(host[2].data(), c.dtype, vrow + d);
+        }
+        for (int64_t d = 0; d < D; ++d) {
+            const double want = ref[size_t(d)] / sum;
+            const double got = load_element(host[3].data(), c.dtype, qrow + d);
+            if (!(std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)))) {
+                std::ostringstream m;
+                m << "o[" << b << "," << i << "," << h << "," << d << "] = " << got << ", fp64 " << want;
+                return m.str();
+            }
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ table and helpers
@@ -546,6 +629,8 @@ const std::vector<OpEntry>& op_table() {
         {"bias_gelu", "gelu_erf(x + bias), bias a row vector", eltwise_create, eltwise_check},
         {"prelu", "PReLU, slope per channel (dim 1)", eltwise_create, eltwise_check},
         {"weighted_sum3", "0.5 a - b + 2 c", eltwise_create, eltwise_check},
+        {"attention", "attention forward, --shape B,S,H,D (Sq = Sk)", attention_create, attention_check},
+        {"attention_causal", "causal attention forward, --shape B,S,H,D", attention_create, attention_check},
     };
     return table;
 }
