@@ -19,8 +19,12 @@
 // below 1 means other work shared the cores. The outputs of tops and oneDNN
 // are compared (relative Frobenius difference).
 //
+// --cpu-time times each call by process CPU time instead of wall time: with
+// one thread on a loaded machine that removes the time slices other
+// processes took (not their cache pollution).
+//
 //   tops-attention-bench [--seqs 1024,4096] [--bh 16] [--dim 64] [--threads 1,2]
-//                        [--rounds 3] [--round-s 0.5] [--gemm-max 2048]
+//                        [--rounds 3] [--round-s 0.5] [--gemm-max 2048] [--cpu-time]
 #include <omp.h>
 
 #include <algorithm>
@@ -88,14 +92,17 @@ struct Series {
     }
 };
 
-void time_round(const std::function<void()>& f, double round_s, Series* s) {
+// cpu_time: a call's figure is the process CPU time it took instead of its
+// wall time (meaningful with one thread on a machine other work shares).
+void time_round(const std::function<void()>& f, double round_s, bool cpu_time, Series* s) {
     f();  // warm-up
     const double c0 = process_cpu_s();
     const auto r0 = Clock::now();
     do {
         const auto t0 = Clock::now();
+        const double tc = process_cpu_s();
         f();
-        s->calls.push_back(seconds_since(t0));
+        s->calls.push_back(cpu_time ? process_cpu_s() - tc : seconds_since(t0));
     } while (seconds_since(r0) < round_s);
     s->wall += seconds_since(r0);
     s->cpu += process_cpu_s() - c0;
@@ -178,6 +185,7 @@ int main(int argc, char** argv) {
     int64_t bh = 16, dim = 64, gemm_max = 2048;
     int rounds = 3;
     double round_s = 0.5;
+    bool cpu_time = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const char* next = i + 1 < argc ? argv[i + 1] : "";
@@ -188,9 +196,10 @@ int main(int argc, char** argv) {
         else if (a == "--rounds") rounds = std::stoi(next), ++i;
         else if (a == "--round-s") round_s = std::stod(next), ++i;
         else if (a == "--gemm-max") gemm_max = std::stoll(next), ++i;
+        else if (a == "--cpu-time") cpu_time = true;
         else {
             std::fprintf(stderr, "usage: %s [--seqs 1024,4096] [--bh 16] [--dim 64] [--threads 1,2] [--rounds 3] "
-                                 "[--round-s 0.5] [--gemm-max 2048]\n", argv[0]);
+                                 "[--round-s 0.5] [--gemm-max 2048] [--cpu-time]\n", argv[0]);
             return 2;
         }
     }
@@ -202,6 +211,7 @@ int main(int argc, char** argv) {
         if (std::fgets(load, sizeof load, f)) std::printf("load average at start: %s", load);
         std::fclose(f);
     }
+    std::printf("timing: %s\n", cpu_time ? "process CPU time per call (--cpu-time)" : "wall time per call");
     std::printf("rounds %d x %.2f s per library, interleaved; value = median over all calls (GFLOP/s = 1e9 "
                 "FLOP/s; attention 4*BH*N^2*D, halved when causal; GEMM 2*M*N*K); share = CPU time / (wall x threads)\n",
                 rounds, round_s);
@@ -253,9 +263,9 @@ int main(int argc, char** argv) {
                 const std::function<void()> run_dnn = [&] { dnn.run(q.data(), k.data(), v.data(), o_ref.data()); };
                 Series st, sg, sd;
                 for (int r = 0; r < rounds; ++r) {
-                    time_round(run_tops, round_s, &st);
-                    time_round(run_gemm, round_s, &sg);
-                    time_round(run_dnn, round_s, &sd);
+                    time_round(run_tops, round_s, cpu_time, &st);
+                    time_round(run_gemm, round_s, cpu_time, &sg);
+                    time_round(run_dnn, round_s, cpu_time, &sd);
                 }
                 double num = 0, den = 0;
                 for (size_t i = 0; i < o.size(); ++i) {
