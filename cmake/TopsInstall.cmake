@@ -16,5 +16,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/topsConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/topsConfig.cmake ${PROJECT_BINARY_DIR}/topsConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tops)
 
+# The prefix is found relative to the .pc file, so `cmake --install --prefix`
+# to any directory (and copies of the install) give correct flags.
+file(RELATIVE_PATH TOPS_PC_PREFIX_FROM_PCFILEDIR
+     ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" TOPS_PC_PREFIX_FROM_PCFILEDIR "${TOPS_PC_PREFIX_FROM_PCFILEDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/tops.pc.in ${PROJECT_BINARY_DIR}/tops.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/tops.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
