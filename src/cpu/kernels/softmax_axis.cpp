@@ -36,8 +36,7 @@ struct AxisBlock {
     const int32_t* lengths;     // (cols) with stride lengths_inner
     int64_t n, x_axis, y_axis, mask_axis, mask_inner, lengths_inner;
     int last;                   // lanes of the last vector, 1..kLanes
-    VecF s;                     // scale
-    VecF s2;                    // scale log2(e): exp(scale x - m) = 2^(x s2 - m log2(e))
+    VecF s;                     // scale: exp(scale x - m) = 2^((x scale - m) log2(e))
 
     int lanes(int v) const { return v == NV - 1 ? last : kLanes; }
 
@@ -67,8 +66,8 @@ struct AxisBlock {
         else return t;
     }
 
-    VecF e_at(int64_t j, int v, const VecI* len, VecF neg_m2) const {
-        VecF u = xsimd::fma(ld(x + j * x_axis + v * kLanes, v), s2, neg_m2);
+    VecF e_at(int64_t j, int v, const VecI* len, VecF neg_m) const {
+        VecF u = xsimd::fma(ld(x + j * x_axis + v * kLanes, v), s, neg_m) * VecF(kLog2e);
         if constexpr (kMasked) u = xsimd::select(on(j, v, len), u, VecF(-kInf));
         return exp2_nonpositive(u);
     }
@@ -96,7 +95,7 @@ struct AxisBlock {
         VecF neg_m[NV], sum[NV];
         for (int v = 0; v < NV; ++v) {
             m[v] = safe_max(m[v]);
-            neg_m[v] = -m[v] * VecF(kLog2e);
+            neg_m[v] = -m[v];
             sum[v] = VecF(0.0f);
         }
         if (log) {
@@ -164,7 +163,6 @@ void run_block(const SoftmaxAxisArgs& a, const RowCursor& cur, int64_t c0, int l
     b.lengths_inner = a.lengths_inner;
     b.last = last;
     b.s = VecF(a.io.scale);
-    b.s2 = VecF(a.io.scale * kLog2e);
     b.run(a.io.log, scratch);
 }
 

@@ -61,9 +61,9 @@ inline int64_t valid_length(const int32_t* lengths, int64_t n) {
 }
 
 // 2^u for u <= 0 (u may exceed 0 by rounding; any u below kExp2Min, -inf
-// and NaN included, gives 0, so no denormal ever leaves). Kernels fold
-// log2(e) into the scale and max they already apply (u = x * scale log2e -
-// max log2e, one FMA), so exp costs no separate multiply or Cody-Waite
+// and NaN included, gives 0, so no denormal ever leaves). Kernels pass
+// u = (x * scale - max) * log2(e): the difference is formed first so large
+// inputs keep their low bits on ISAs without FMA, and exp needs no Cody-Waite
 // reduction: u = k + f with integer k and |f| <= 1/2 (exact), 2^f by a
 // degree-7 Horner polynomial (Cephes' expf coefficients times ln2^i, about
 // 1 ulp), times 2^k. AVX-512 rounds with vrndscaleps and scales with a

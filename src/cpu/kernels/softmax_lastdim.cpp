@@ -78,19 +78,20 @@ float row_max(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF s) 
     return hmax(acc[0]);
 }
 
-// Pass 2: sum of e = exp(scale*x - m) = 2^(x*s2 - m2) over [0, len), with
-// s2 = scale log2(e) and m2 = m log2(e); stores e to `out`
+// Pass 2: sum of e = exp(scale*x - m) = 2^((x*scale - m) log2(e)) over
+// [0, len); the difference is formed before the log2(e) factor so that large
+// inputs (x ~ 1000) lose no bits where the ISA has no FMA; stores e to `out`
 // (f32, unit stride) unless it is null. Meanwhile prefetches the same range
 // of the next row (`next`, may be null) so that its pass 1 finds it cached
 // and memory keeps streaming while this pass computes.
 template <tops_dtype_t DT, bool kMasked>
-float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF s2, VecF neg_m2, float* out,
+float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF sv, VecF neg_m, float* out,
                   const storage_t<DT>* next, bool next_far) {
     constexpr int64_t kStepBytes = kStep * int64_t(sizeof(storage_t<DT>));
     VecF acc[kUnroll];
     for (auto& v : acc) v = VecF(0.0f);
     auto exp_at = [&](int64_t j) {
-        VecF u = xsimd::fma(load<DT>(x + j), s2, neg_m2);
+        VecF u = xsimd::fma(load<DT>(x + j), sv, neg_m) * VecF(kLog2e);
         if constexpr (kMasked) u = xsimd::select(active<true>(mask, j), u, VecF(-kInf));
         return exp2_nonpositive(u);
     };
@@ -115,7 +116,7 @@ float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF
     if (j < len) {
         const int count = int(len - j);
         const VecF u = xsimd::select(active_tail<kMasked>(mask, j, count),
-                                     xsimd::fma(load_partial<DT>(x + j, count, 0.0f), s2, neg_m2), VecF(-kInf));
+                                     xsimd::fma(load_partial<DT>(x + j, count, 0.0f), sv, neg_m) * VecF(kLog2e), VecF(-kInf));
         const VecF e = exp2_nonpositive(u);
         if (out) store_partial<TOPS_DTYPE_F32>(out + j, e, count);
         acc[1] += e;
@@ -175,7 +176,7 @@ void softmax_row(const RowJob<DT>& r, const RowConfig& c) {
     const VecF s(c.scale);
     const bool far = len * int64_t(sizeof(*x)) > kNearRowBytes;
     const float m = safe_max(row_max<DT, kMasked>(x, mask, len, c.scale));
-    const VecF s2(c.scale * kLog2e), neg_m2(-m * kLog2e);
+    const VecF neg_m(-m);
     // x * sv + neg at lanes taking part (-inf elsewhere), for vectors of pass 3.
     auto shifted = [&](int64_t j, int count, VecF sv, VecF neg) {
         const VecF v = count == kLanes ? load<DT>(x + j) : load_partial<DT>(x + j, count, 0.0f);
@@ -188,7 +189,7 @@ void softmax_row(const RowJob<DT>& r, const RowConfig& c) {
         }
     };
     if (c.log) {
-        const float sum = row_exp_sum<DT, kMasked>(x, mask, len, s2, neg_m2, nullptr, r.next, far);
+        const float sum = row_exp_sum<DT, kMasked>(x, mask, len, s, neg_m, nullptr, r.next, far);
         const VecF neg_off(-log_offset(m, sum));
         row_store<DT>(r.y, len, c.stream, [&](int64_t j, int count) { return shifted(j, count, s, neg_off); });
         return;
@@ -198,7 +199,7 @@ void softmax_row(const RowJob<DT>& r, const RowConfig& c) {
     float* e = nullptr;
     if (len <= kScratchFloats) e = c.scratch;
     else if constexpr (DT == TOPS_DTYPE_F32) e = c.stream ? nullptr : r.y;
-    const VecF inv(inv_sum(row_exp_sum<DT, kMasked>(x, mask, len, s2, neg_m2, e, r.next, far)));
+    const VecF inv(inv_sum(row_exp_sum<DT, kMasked>(x, mask, len, s, neg_m, e, r.next, far)));
     if (e) {
         row_store<DT>(r.y, len, c.stream, [&](int64_t j, int count) {
             const VecF v = count == kLanes ? VecF::load_unaligned(e + j)
@@ -207,7 +208,7 @@ void softmax_row(const RowJob<DT>& r, const RowConfig& c) {
         });
     } else {
         row_store<DT>(r.y, len, c.stream,
-                      [&](int64_t j, int count) { return exp2_nonpositive(shifted(j, count, s2, neg_m2)) * inv; });
+                      [&](int64_t j, int count) { return exp2_nonpositive(shifted(j, count, s, neg_m) * VecF(kLog2e)) * inv; });
     }
 }
 
