@@ -14,8 +14,12 @@
  *
  * Thread safety: a context must not be used by two threads at once. An op is
  * immutable after creation: it may be executed concurrently from several
- * threads, each with its own context of the op's backend and device.
- * tops_last_error() is per thread.
+ * threads, each with its own context of the op's backend and device; it must
+ * not be destroyed while an execute on it runs. Creating and destroying
+ * distinct contexts and ops, tops_backend_available() and the descriptor
+ * helpers may be called from any threads at once. tops_last_error() is per
+ * thread. The log callback may be called from any thread, one call at a time;
+ * it must not call tops functions.
  */
 #ifndef TOPS_TOPS_H
 #define TOPS_TOPS_H
@@ -146,6 +150,10 @@ TOPS_API const char *tops_dtype_name(tops_dtype_t dtype);
  * A strided tensor: dims and strides counted in elements (not bytes).
  * Strides must be >= 0; a stride of 0 broadcasts an input along that dim.
  * A descriptor with dtype TOPS_DTYPE_INVALID marks an absent optional tensor.
+ * A dim of 0 is valid: ops run and write nothing, except where an output is
+ * not empty (reductions over nothing give their identity, GEMM with K = 0
+ * gives act(beta * C + bias), attention without keys gives O = 0). Element
+ * counts and extents that overflow int64 are refused with TOPS_ERROR_BAD_SHAPE.
  */
 typedef struct tops_tensor_desc {
     tops_dtype_t dtype;
@@ -416,7 +424,10 @@ TOPS_API tops_status_t tops_reduce_create(tops_context_t ctx, const tops_reduce_
 /* Fused elementwise ops                                                     */
 /* ------------------------------------------------------------------------ */
 
-/** Activations. */
+/**
+ * Activations. Non-finite inputs: NaN stays NaN except under ReLU (max(x, 0)
+ * gives 0); GELU and SiLU of -inf are NaN (-inf * 0), of +inf +inf.
+ */
 typedef enum tops_activation {
     TOPS_ACT_NONE = 0,
     TOPS_ACT_RELU = 1,
