@@ -10,7 +10,8 @@
 // message naming the argument.
 //
 // A CUDA instance whose create answers NOT_SUPPORTED skips only when the
-// message names a documented limit (head_dim or dtype); anything else fails.
+// message names a documented limit (head_dim or dtype) or says the backend
+// has no attention kernel at all; anything else fails.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -296,7 +297,8 @@ tops_attention_desc_t make_desc(const AttnCase& c, const Inputs& in, const Tenso
 
 // Why a NOT_SUPPORTED create may be skipped: a documented backend limit.
 bool documented_limit(const std::string& msg) {
-    return msg.find("head_dim") != std::string::npos || msg.find("dtype") != std::string::npos;
+    return msg.find("head_dim") != std::string::npos || msg.find("dtype") != std::string::npos ||
+           msg.find("not implemented on this backend") != std::string::npos;
 }
 
 enum class RunOutcome { ok, skipped };
