@@ -2,10 +2,18 @@
 #include "cpu/isa.hpp"
 #include "tops/tops.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <cstring>
 
 namespace tops::cpu {
+
+// F16C through cpuid: clang before 15 has no "f16c" in __builtin_cpu_supports.
+static bool has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
 
 Isa best_isa() {
     __builtin_cpu_init();
@@ -14,7 +22,7 @@ Isa best_isa() {
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
         return Isa::avx512;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c() &&
         __builtin_cpu_supports("bmi2")) {
         return Isa::avx2;
     }
