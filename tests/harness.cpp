@@ -499,10 +499,16 @@ std::vector<uint8_t> Buffer::download() {
     ::testing::AssertionResult synced = sync_backend(backend);
     if (!synced) return synced;
     spec.y->storage = y_buf->download();
-    for (const auto& b : buffers) {
-        b->download();
-        if (!b->error().empty()) {
-            return ::testing::AssertionFailure() << "kernel " << tops_op_kernel_name(op.op) << ": " << b->error();
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        const std::vector<uint8_t> after = buffers[i]->download();
+        if (!buffers[i]->error().empty()) {
+            return ::testing::AssertionFailure() << "kernel " << tops_op_kernel_name(op.op) << ": "
+                                                 << buffers[i]->error();
+        }
+        const bool is_input = i < spec.inputs.size() && !(spec.inplace && i == 0);
+        if (is_input && after != spec.inputs[i].tensor->storage) {
+            return ::testing::AssertionFailure() << "kernel " << tops_op_kernel_name(op.op) << " modified input #"
+                                                 << i << " (tag " << int(spec.inputs[i].kind) << ")";
         }
     }
     const std::vector<char> covered = spec.y->covered();
