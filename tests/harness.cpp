@@ -414,7 +414,7 @@ std::vector<uint8_t> Buffer::copy_from_device() {
 
 void Buffer::upload(const std::vector<uint8_t>& payload) {
     std::vector<uint8_t> all(total_, kGuardByte);
-    std::memcpy(all.data() + front_, payload.data(), std::min(payload.size(), payload_));
+    if (!payload.empty()) std::memcpy(all.data() + front_, payload.data(), std::min(payload.size(), payload_));
     copy_to_device(all);
 }
 
