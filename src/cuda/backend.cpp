@@ -23,45 +23,41 @@ public:
 
     tops_backend_t kind() const override { return TOPS_BACKEND_CUDA; }
 
+    // Looks the device up once and hands it to an op's plan factory.
+    template <class PlanFn>
+    Status on_device(int device, PlanFn plan) {
+        const DeviceInfo* d = nullptr;
+        TOPS_RETURN_IF_ERROR(lookup(device, &d));
+        return plan(*d);
+    }
+
     Status open_device(int device) override {
         const DeviceInfo* d = nullptr;
         return lookup(device, &d);
     }
 
     Status plan_softmax(const SoftmaxParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_softmax(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_softmax(p, d, out); });
     }
 
     Status plan_transpose(const TransposeParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_transpose(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_transpose(p, d, out); });
     }
 
     Status plan_norm(const NormParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_norm(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_norm(p, d, out); });
     }
 
     Status plan_reduce(const ReduceParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_reduce(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_reduce(p, d, out); });
     }
 
     Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_eltwise(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_eltwise(p, d, out); });
     }
 
     Status plan_gemm(const GemmParams& p, int device, PlanPtr* out) override {
-        const DeviceInfo* d = nullptr;
-        TOPS_RETURN_IF_ERROR(lookup(device, &d));
-        return cuda::plan_gemm(p, *d, out);
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_gemm(p, d, out); });
     }
 
 private:
