@@ -1,477 +1,512 @@
 #!/usr/bin/env python3
-"""Times tops' CUDA softmax, transpose and GEMM against PyTorch on the same GPU.
+"""Times tops' CUDA ops against PyTorch on the same GPU, over the standard
+shape list that `tops-bench --suite cuda` also runs (keep the two in step).
 
 Both sides run on the same torch tensors and the same stream; tops is called
-through a minimal ctypes loader of libtops.so (the C API only). Each call is
-timed alone with CUDA events after L2 has been flushed (cold cache, as
-triton's do_bench does), median over the repetitions, after warm-up. Bytes
-count each input read once and each output written once (the mask and
-lengths are not counted). The copy ceiling is a device-to-device copy of
-512 MiB timed the same way. GEMM cases (MxNxK, FLOPs 2MNK) run against
-torch.matmul (f16, bf16, f32, and f32 with TF32 allowed on both sides) and
-GEMM + bias + GELU against the eager F.gelu(F.linear(x, w, b)) composition.
+through bench/tops_ctypes.py (the C API only). Timing (class Timer): each
+call alone between two CUDA events with L2 flushed before it (cold cache, as
+triton's do_bench does), median over --reps calls after --warmup calls; the
+tops side and each PyTorch baseline alternate in --rounds rounds and the
+figure is the median of the round medians (clock drift hits all alike).
 
-With --check it instead runs a feature matrix (dtypes, axes, strides,
-masks, lengths, log, in place, many row lengths and permutations) against an
-fp64 torch reference and reports every mismatch.
+Figures: memory-bound families (softmax, transpose, norm, reduce, eltwise,
+pad) report GB/s and % of the copy ceiling, a 512 MiB f32 device-to-device
+copy timed the same way in the same run; bytes = each input read once + each
+output written once (reduce: bytes read). Compute families (gemm, attention,
+conv2d) report TFLOP/s: GEMM/conv 2*M*N*K, attention 4*B*H*Sq*Sk*D, halved
+when causal. "speedup" = baseline ms / tops ms (> 1: tops is faster).
 
-usage: compare_torch.py [--lib build/libtops.so] [--reps 30] [--json out.json] [--check]
+Structure: one function per op family, registered in FAMILIES; each builds
+its cases and hands every case to Bench.compare(), which checks tops against
+a reference, times tops and the baselines, prints one table row per baseline
+and collects the JSON record. --check runs the fp64 feature matrices of
+bench/check_torch.py instead (CHECKS there, one per family).
+
+JSON record (what bench/plot.py reads), one per case: family, case, op,
+dtype, shape, kernel, kind ("memory" | "compute"), tops_ms, baselines
+{name: ms or null}, baseline (the primary name), torch_ms, speedup, rel_err,
+tol; memory: bytes, bytes_note, floor_ms, tops_gbs, torch_gbs,
+tops_pct_copy, torch_pct_copy; compute: flops, tops_tflops, torch_tflops,
+baseline_tflops {name: TFLOP/s}; plus family extras (attention: batch,
+heads, seq, head_dim, causal).
+
+usage: compare_torch.py [--lib build/libtops.so] [--only FAMILY[,FAMILY]] [--filter SUBSTR]
+                        [--reps 30] [--warmup 5] [--rounds N] [--json out.json] [--check]
 """
 import argparse
-import ctypes
+import contextlib
 import json
 import os
 import statistics
 import sys
 
 import torch
+import torch.nn.functional as F
 
-MAX_RANK = 8
-DT = {torch.float32: 1, torch.float16: 2, torch.bfloat16: 3, torch.int32: 4, torch.uint8: 6}
-BACKEND_CUDA = 2
-ARG_X, ARG_Y, ARG_MASK, ARG_LENGTHS = 1, 2, 3, 4
-SOFTMAX_LOG = 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tops_ctypes import ACT_GELU_ERF, ACT_GELU_TANH, Tops, rel_err  # noqa: E402
+from check_torch import CHECKS, run_checks  # noqa: E402
 
-
-class TensorDesc(ctypes.Structure):
-    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
-                ("dims", ctypes.c_int64 * MAX_RANK), ("strides", ctypes.c_int64 * MAX_RANK)]
-
-
-class SoftmaxDesc(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("x", TensorDesc), ("y", TensorDesc),
-                ("axis", ctypes.c_int32), ("scale", ctypes.c_float), ("flags", ctypes.c_uint32),
-                ("mask", TensorDesc), ("lengths", TensorDesc)]
+COPY_BYTES = 512 << 20
+FLUSH_BYTES = 256 << 20
+TOL = {"float32": 1e-5}  # every other dtype (f16, bf16, tf32): DEFAULT_TOL
+DEFAULT_TOL = 1e-2
 
 
-class TransposeDesc(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("x", TensorDesc), ("y", TensorDesc),
-                ("perm", ctypes.c_int32 * MAX_RANK)]
-
-
-ARG_A, ARG_B, ARG_D, ARG_BIAS = 24, 25, 27, 7
-ACT_GELU_ERF, ACT_GELU_TANH = 2, 3
-GEMM_ALLOW_TF32 = 1
-
-
-class GemmDesc(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("a", TensorDesc), ("b", TensorDesc), ("c", TensorDesc),
-                ("d", TensorDesc), ("bias", TensorDesc), ("trans_a", ctypes.c_int32), ("trans_b", ctypes.c_int32),
-                ("alpha", ctypes.c_float), ("beta", ctypes.c_float), ("act", ctypes.c_int),
-                ("flags", ctypes.c_uint32)]
-
-
-class Arg(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("ptr", ctypes.c_void_p)]
-
-
-class Tops:
-    """The few tops calls this script needs."""
-
-    def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        L = self.lib
-        L.tops_last_error.restype = ctypes.c_char_p
-        L.tops_softmax_desc_default.restype = SoftmaxDesc
-        L.tops_transpose_desc_default.restype = TransposeDesc
-        L.tops_gemm_desc_default.restype = GemmDesc
-        L.tops_op_workspace_size.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
-        L.tops_op_kernel_name.restype = ctypes.c_char_p
-        L.tops_op_kernel_name.argtypes = [ctypes.c_void_p]
-        L.tops_context_set_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        L.tops_op_execute.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(Arg), ctypes.c_size_t,
-                                      ctypes.c_void_p, ctypes.c_size_t]
-        L.tops_backend_available.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-        why = ctypes.c_char_p()
-        if not L.tops_backend_available(BACKEND_CUDA, ctypes.byref(why)):
-            raise RuntimeError("tops cuda backend unavailable: " + why.value.decode())
-        self.ctx = ctypes.c_void_p()
-        self.check(L.tops_context_create(BACKEND_CUDA, torch.cuda.current_device(), ctypes.byref(self.ctx)))
-        self.check(L.tops_context_set_stream(self.ctx, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)))
-
-    def check(self, status):
-        if status != 0:
-            raise RuntimeError("tops error 0x%x: %s" % (status, self.lib.tops_last_error().decode()))
-
-    @staticmethod
-    def desc(t):
-        d = TensorDesc()
-        d.dtype = DT[t.dtype]
-        d.rank = t.dim()
-        for i in range(t.dim()):
-            d.dims[i] = t.shape[i]
-            d.strides[i] = t.stride(i)
-        return d
-
-    def softmax(self, x, y, scale=1.0, mask=None, log=False, axis=-1, lengths=None):
-        d = self.lib.tops_softmax_desc_default()
-        d.x, d.y, d.axis, d.scale = self.desc(x), self.desc(y), axis, scale
-        d.flags = SOFTMAX_LOG if log else 0
-        args = [Arg(ARG_X, x.data_ptr()), Arg(ARG_Y, y.data_ptr())]
-        if mask is not None:
-            d.mask = self.desc(mask)
-            args.append(Arg(ARG_MASK, mask.data_ptr()))
-        if lengths is not None:
-            d.lengths = self.desc(lengths)
-            args.append(Arg(ARG_LENGTHS, lengths.data_ptr()))
-        op = ctypes.c_void_p()
-        self.check(self.lib.tops_softmax_create(self.ctx, ctypes.byref(d), ctypes.byref(op)))
-        return self._runner(op, args)
-
-    def transpose(self, x, y, perm):
-        d = self.lib.tops_transpose_desc_default()
-        d.x, d.y = self.desc(x), self.desc(y)
-        for i, p in enumerate(perm):
-            d.perm[i] = p
-        op = ctypes.c_void_p()
-        self.check(self.lib.tops_transpose_create(self.ctx, ctypes.byref(d), ctypes.byref(op)))
-        return self._runner(op, [Arg(ARG_X, x.data_ptr()), Arg(ARG_Y, y.data_ptr())])
-
-    def gemm(self, a, b, d, bias=None, act=0, trans_b=False, tf32=False):
-        """D = act(op(a) @ op(b) + bias); b is [N, K] with trans_b (a linear layer's weight)."""
-        g = self.lib.tops_gemm_desc_default()
-        g.a, g.b, g.d, g.trans_b, g.act = self.desc(a), self.desc(b), self.desc(d), int(trans_b), act
-        g.flags = GEMM_ALLOW_TF32 if tf32 else 0
-        args = [Arg(ARG_A, a.data_ptr()), Arg(ARG_B, b.data_ptr()), Arg(ARG_D, d.data_ptr())]
-        if bias is not None:
-            g.bias = self.desc(bias)
-            args.append(Arg(ARG_BIAS, bias.data_ptr()))
-        op = ctypes.c_void_p()
-        self.check(self.lib.tops_gemm_create(self.ctx, ctypes.byref(g), ctypes.byref(op)))
-        return self._runner(op, args)
-
-    def _runner(self, op, args):
-        arr = (Arg * len(args))(*args)
-        name = self.lib.tops_op_kernel_name(op).decode()
-        ws_bytes = ctypes.c_size_t(0)
-        self.check(self.lib.tops_op_workspace_size(op, ctypes.byref(ws_bytes)))
-        ws = torch.empty(max(ws_bytes.value, 1), dtype=torch.uint8, device="cuda")
-        ws_ptr = ctypes.c_void_p(ws.data_ptr()) if ws_bytes.value else None
-
-        def run():
-            self.check(self.lib.tops_op_execute(self.ctx, op, arr, len(args), ws_ptr, ws_bytes.value))
-        run.kernel = name
-        run.workspace = ws
-        return run
-
-
+# ------------------------------------------------------------------ timing
 class Timer:
     """Median of per-call CUDA-event times with L2 flushed before each call."""
 
     def __init__(self, reps, warmup):
         self.reps, self.warmup = reps, warmup
-        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+        self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
 
     def __call__(self, fn):
-        for _ in range(self.warmup):
-            fn()
-        times = []
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        for _ in range(self.reps):
-            self.flush.zero_()
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
+        # fn.context (optional): a factory of a context manager held around all calls
+        # (e.g. sdpa_kernel), so its host cost is not inside the timed interval.
+        with getattr(fn, "context", contextlib.nullcontext)():
+            for _ in range(self.warmup):
+                fn()
+            times = []
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+            for _ in range(self.reps):
+                self.flush.zero_()
+                start.record()
+                fn()
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop))
         return statistics.median(times)
 
 
-def rel_err(a, b):
-    a, b = a.double(), b.double()
-    finite = torch.isfinite(b)
-    if not torch.equal(torch.isfinite(a), finite):
-        return float("inf")
-    return ((a[finite] - b[finite]).norm() / b[finite].norm().clamp_min(1e-30)).item()
+def copy_ceiling(timer):
+    src = torch.randn(COPY_BYTES // 4, device="cuda")
+    dst = torch.empty_like(src)
+    ms = timer(lambda: dst.copy_(src))
+    return 2 * COPY_BYTES / ms / 1e6
 
 
-def softmax_ref(x, scale, axis, log, mask=None, lengths=None):
-    """fp64 reference with tops' rules: masked -> 0 (-inf for log), empty rows -> all 0 (-inf)."""
-    v = x.double() * scale
-    keep = torch.ones_like(v, dtype=torch.bool)
-    if mask is not None:
-        keep &= mask.bool().expand_as(v)
-    if lengths is not None:
-        n = v.shape[axis]
-        shape = [1] * v.dim()
-        shape[axis] = n
-        pos = torch.arange(n, device=v.device).view(shape)
-        keep &= pos < lengths.long().clamp(0, n).expand_as(v)
-    v = v.masked_fill(~keep, float("-inf"))
-    out = torch.log_softmax(v, axis) if log else torch.softmax(v, axis)
-    any_kept = keep.any(axis, keepdim=True).expand_as(v)
-    out = torch.where(any_kept, out, torch.full_like(out, float("-inf") if log else 0.0))
-    return torch.where(keep, out, torch.full_like(out, float("-inf") if log else 0.0))
+# ------------------------------------------------------------------ table
+class Table:
+    """The one table printer: a header per family, a row per (case, baseline)."""
+
+    def __init__(self):
+        self.kind = None
+
+    def header(self, family, kind):
+        metric = "%copy" if kind == "memory" else "TFLOP/s"
+        print("\n[%s]" % family)
+        print("%-52s %-32s %9s | %-16s %9s %8s | %8s %8s | %9s" %
+              ("case", "tops kernel", "tops ms", "baseline", "ms", "speedup", "tops " + metric[:3],
+               "base " + metric[:3], "rel.err"))
+        self.kind = kind
+
+    def row(self, r):
+        first = True
+        for name, ms in r["baselines"].items():
+            if self.kind == "memory":
+                ours = "%7.1f%%" % r["tops_pct_copy"]
+                theirs = "%7.1f%%" % (100 * r["bytes"] / ms / 1e6 / r["copy_gbs"]) if ms else "-"
+            else:
+                ours = "%8.1f" % r["tops_tflops"]
+                theirs = "%8.1f" % r["baseline_tflops"][name] if ms else "-"
+            print("%-52s %-32s %9s | %-16s %9s %8s | %8s %8s | %9s" %
+                  (r["case"][:52] if first else "", r["kernel"][:32] if first else "",
+                   "%.4f" % r["tops_ms"] if first else "", name[:16], "%.4f" % ms if ms else "n/a",
+                   "%.3fx" % (ms / r["tops_ms"]) if ms else "-", ours if first else "", theirs,
+                   "%.2e" % r["rel_err"] if first else ""))
+            first = False
+        sys.stdout.flush()
 
 
-def check_features(tops):
-    """Feature matrix against fp64 torch; returns the number of failures."""
-    g = torch.Generator(device="cuda").manual_seed(1)
-    tol = {torch.float32: 1e-5, torch.float16: 1e-2, torch.bfloat16: 1e-2}
-    fails = 0
-    count = 0
+# ------------------------------------------------------------------ the bench
+class Bench:
+    def __init__(self, tops, timer, rounds, name_filter):
+        self.tops, self.timer, self.rounds, self.filter = tops, timer, rounds, name_filter
+        self.table = Table()
+        self.copy_gbs = None
+        self.results = []
 
-    def report(name, err, limit):
-        nonlocal fails, count
-        count += 1
-        if not err <= limit:
-            fails += 1
-            print("FAIL %-70s rel.err %.3e (limit %.0e)" % (name, err, limit))
+    def wants(self, case):
+        return not self.filter or self.filter in case
 
-    lens = [1, 2, 7, 31, 32, 33, 100, 127, 128, 129, 255, 256, 257, 1000, 1023, 1024, 1025, 2047, 2048, 2049,
-            4095, 4096, 5000, 8191, 16385, 32768, 40000, 65536 + 8, 131072]
-    for dt in (torch.float32, torch.float16, torch.bfloat16):
-        for n in lens:
-            rows = max(1, min(64, (1 << 21) // n))
-            for variant in ("plain", "scale+log", "mask+lengths", "inplace", "mask_rowwise", "offset"):
-                x = torch.randn(rows, n, device="cuda", dtype=dt, generator=g) * 3
-                mask = lengths = None
-                scale, log = 1.0, False
-                if variant == "scale+log":
-                    scale, log = 0.3, True
-                if variant == "mask+lengths":
-                    mask = (torch.rand(rows, n, device="cuda", generator=g) > 0.3).to(torch.uint8)
-                    lengths = torch.randint(-2, n + 3, (rows, 1), device="cuda", dtype=torch.int32, generator=g)
-                    lengths[0] = 0
-                if variant == "mask_rowwise":  # mask broadcast along the axis (stride 0 there)
-                    mask = (torch.rand(rows, 1, device="cuda", generator=g) > 0.5).to(torch.uint8)
-                    log = True
-                if variant == "offset":  # misaligned start: no 16-byte vectors
-                    big = torch.randn(rows * n + 1, device="cuda", dtype=dt, generator=g)
-                    x = big[1:].view(rows, n)
-                ref = softmax_ref(x, scale, -1, log, mask, lengths)
-                y = x if variant == "inplace" else torch.full_like(x, float("nan"))
-                run = tops.softmax(x, y, scale=scale, mask=mask, log=log, lengths=lengths)
-                run()
-                torch.cuda.synchronize()
-                report("softmax %s n=%d rows=%d %s [%s]" % (dt, n, rows, variant, run.kernel), rel_err(y, ref), tol[dt])
-    # Other axes and strided views.
-    for dt in (torch.float32, torch.float16):
-        for shape, axis in (((8, 300, 5), 1), ((64, 33), 0), ((4, 6, 7, 129), 2), ((3, 1000, 2), 1),
-                            ((2, 3, 4, 5, 6, 7, 8, 9), 3)):
-            x = torch.randn(shape, device="cuda", dtype=dt, generator=g)
-            mshape = [1] * len(shape)
-            mshape[axis] = shape[axis]
-            mshape[0] = shape[0]
-            mask = (torch.rand(mshape, device="cuda", generator=g) > 0.2).to(torch.uint8)
-            for log in (False, True):
-                y = torch.full_like(x, float("nan"))
-                run = tops.softmax(x, y, scale=1.7, mask=mask, log=log, axis=axis)
-                run()
-                torch.cuda.synchronize()
-                report("softmax %s %s axis=%d log=%d [%s]" % (dt, shape, axis, log, run.kernel),
-                       rel_err(y, softmax_ref(x, 1.7, axis, log, mask)), tol[dt])
-        base = torch.randn(40, 2100, device="cuda", dtype=dt, generator=g)
-        for view in (base[:, :2048], base[::2, 5:1005], base.t()[:700]):
-            y = torch.full_like(view, float("nan"))
-            run = tops.softmax(view, y)
-            run()
-            torch.cuda.synchronize()
-            report("softmax %s strided view %s %s [%s]" % (dt, tuple(view.shape), view.stride(), run.kernel),
-                   rel_err(y, softmax_ref(view, 1.0, -1, False)), tol[dt])
-    # Transposes: exact.
-    import itertools
-    import random
-    rnd = random.Random(3)
-    tcases = [((8192, 8192), (1, 0)), ((32, 512, 12, 64), (0, 2, 1, 3)), ((16, 32, 64, 64, 8), (0, 4, 2, 3, 1)),
-              ((1, 1), (1, 0)), ((7, 13), (1, 0)), ((65, 33, 3), (2, 0, 1)), ((3, 5, 7, 11), (3, 2, 1, 0)),
-              ((2, 3, 2, 3, 2, 3, 2, 3), (7, 6, 5, 4, 3, 2, 1, 0)), ((100, 3), (1, 0)), ((5, 2049), (1, 0)),
-              ((4, 64, 64), (0, 2, 1)), ((6, 5, 4), (0, 1, 2))]
-    for _ in range(25):
-        r = rnd.randint(1, 6)
-        shape = tuple(rnd.choice([1, 2, 3, 5, 8, 17, 32, 33, 64]) for _ in range(r))
-        perm = list(range(r))
-        rnd.shuffle(perm)
-        tcases.append((shape, tuple(perm)))
-    for dt in (torch.float32, torch.float16, torch.uint8):
-        for shape, perm in tcases:
-            if dt != torch.float32 and shape == (8192, 8192):
-                continue
-            x = (torch.randn(shape, device="cuda", generator=g) * 50).to(dt)
-            y = torch.empty([shape[p] for p in perm], device="cuda", dtype=dt)
-            y.view(torch.uint8).fill_(0xAB)
-            run = tops.transpose(x, y, perm)
-            run()
-            torch.cuda.synchronize()
-            count += 1
-            if not torch.equal(y, x.permute(perm)):
-                fails += 1
-                print("FAIL transpose %s %s perm %s [%s]" % (dt, shape, perm, run.kernel))
-    # Strided transpose inputs and outputs.
-    for dt in (torch.float32, torch.float16):
-        base = torch.randn(70, 90, device="cuda", generator=g).to(dt)
-        x = base[::2, 3:83]
-        ybig = torch.zeros(160, 100, device="cuda", dtype=dt)
-        y = ybig[::2, :35]
-        run = tops.transpose(x, y, (1, 0))
+    def family(self, name, kind):
+        if kind == "memory" and self.copy_gbs is None:
+            self.copy_gbs = copy_ceiling(self.timer)
+            print("copy ceiling %.1f GB/s (512 MiB f32 device-to-device, read + written)" % self.copy_gbs)
+        self.table.header(name, kind)
+
+    def compare(self, family, case, op, dtype, shape, run, out, ref, baselines, nbytes=None, flops=None,
+                bytes_note="bytes read + written", rounds=None, extra=None):
+        """Checks tops (run, writing out) against ref(), then times it and each baseline {name: fn}."""
+        out.fill_(float("nan"))
         run()
+        want = ref()
         torch.cuda.synchronize()
-        count += 1
-        if not torch.equal(y, x.t()) or ybig[1::2].abs().sum().item() != 0:
-            fails += 1
-            print("FAIL transpose strided %s [%s]" % (dt, run.kernel))
-    print("check: %d cases, %d failures" % (count, fails))
-    return fails
+        err = rel_err(out, want)
+        del want
+        usable = {}
+        for name, fn in baselines.items():
+            try:
+                with getattr(fn, "context", contextlib.nullcontext)():
+                    fn()
+                torch.cuda.synchronize()
+                usable[name] = fn
+            except RuntimeError as e:  # e.g. no kernel of that backend for this shape / dtype
+                print("  %s: %s unavailable: %s" % (case, name, str(e).splitlines()[0][:100]))
+        tops_rounds, base_rounds = [], {name: [] for name in usable}
+        for k in range(rounds or self.rounds):
+            order = [("tops", run)] + list(usable.items())
+            for name, fn in (order if k % 2 == 0 else order[::-1]):
+                (tops_rounds if name == "tops" else base_rounds[name]).append(self.timer(fn))
+        tops_ms = statistics.median(tops_rounds)
+        base_ms = {name: (statistics.median(base_rounds[name]) if name in usable else None) for name in baselines}
+        primary = next(iter(baselines))
+        torch_ms = base_ms[primary]
+        r = {"family": family, "case": case, "op": op, "dtype": dtype, "shape": list(shape), "kernel": run.kernel,
+             "kind": "compute" if flops else "memory", "tops_ms": tops_ms, "baselines": base_ms,
+             "baseline": primary, "torch_ms": torch_ms, "speedup": torch_ms / tops_ms if torch_ms else None,
+             "rel_err": err, "tol": TOL.get(dtype, DEFAULT_TOL)}
+        if flops:
+            r.update(flops=flops, tops_tflops=flops / tops_ms / 1e9,
+                     torch_tflops=flops / torch_ms / 1e9 if torch_ms else None,
+                     baseline_tflops={n: (flops / ms / 1e9 if ms else None) for n, ms in base_ms.items()})
+        else:
+            gbs = self.copy_gbs
+            r.update(bytes=nbytes, bytes_note=bytes_note, copy_gbs=gbs, floor_ms=nbytes / gbs / 1e6,
+                     tops_gbs=nbytes / tops_ms / 1e6, torch_gbs=nbytes / torch_ms / 1e6 if torch_ms else None)
+            r["tops_pct_copy"] = 100 * r["tops_gbs"] / gbs
+            r["torch_pct_copy"] = 100 * r["torch_gbs"] / gbs if torch_ms else None
+        r.update(extra or {})
+        self.results.append(r)
+        self.table.row(r)
+        return r
 
 
+def dname(dt):
+    return str(dt).replace("torch.", "")
+
+
+def sname(shape):
+    return "x".join(map(str, shape))
+
+
+# ------------------------------------------------------------------ softmax
+SOFTMAX_ROWS = ((65536, 128), (16384, 1024), (8192, 4096), (4096, 32768), (1024, 131072))
+MASKED_SOFTMAX = (32, 12, 512, 512)
+
+
+def softmax_family(b):
+    b.family("softmax", "memory")
+    for dt in (torch.float32, torch.float16):
+        for shape in SOFTMAX_ROWS:
+            case = "softmax %s %s" % (dname(dt), sname(shape))
+            if not b.wants(case):
+                continue
+            x = torch.randn(shape, device="cuda", dtype=dt)
+            y = torch.empty_like(x)
+            fn = lambda: torch.softmax(x, -1)  # noqa: E731
+            b.compare("softmax", case, "softmax", dname(dt), shape, b.tops.softmax(x, y), y, fn,
+                      {"torch.softmax": fn}, nbytes=2 * x.numel() * x.element_size())
+    bb, h, s, _ = MASKED_SOFTMAX
+    case = "masked softmax float16 %s scale+key mask" % sname(MASKED_SOFTMAX)
+    if b.wants(case):
+        scale = 0.125
+        x = torch.randn(MASKED_SOFTMAX, device="cuda", dtype=torch.float16)
+        lens = torch.randint(s // 2, s + 1, (bb,), device="cuda")
+        keep = (torch.arange(s, device="cuda")[None, :] < lens[:, None]).view(bb, 1, 1, s)
+        y = torch.empty_like(x)
+        fn = lambda: torch.softmax((x * scale).masked_fill(~keep, float("-inf")), -1)  # noqa: E731
+        b.compare("softmax", case, "masked_softmax", "float16", MASKED_SOFTMAX,
+                  b.tops.softmax(x, y, scale=scale, mask=keep.to(torch.uint8)), y, fn, {"masked_fill+softmax": fn},
+                  nbytes=2 * x.numel() * x.element_size())
+
+
+# ------------------------------------------------------------------ transpose
+TRANSPOSES = ((torch.float32, (8192, 8192), (1, 0)), (torch.float16, (32, 512, 12, 64), (0, 2, 1, 3)),
+              (torch.float32, (16, 32, 64, 64, 8), (0, 4, 2, 3, 1)))
+
+
+def transpose_family(b):
+    b.family("transpose", "memory")
+    for dt, shape, perm in TRANSPOSES:
+        case = "transpose %s %s perm%s" % (dname(dt), sname(shape), tuple(perm))
+        if not b.wants(case):
+            continue
+        x = torch.randn(shape, device="cuda", dtype=dt)
+        y = torch.empty([shape[p] for p in perm], device="cuda", dtype=dt)
+        fn = lambda: x.permute(perm).contiguous()  # noqa: E731
+        b.compare("transpose", case, "transpose", dname(dt), shape, b.tops.transpose(x, y, perm), y, fn,
+                  {"permute.contiguous": fn}, nbytes=2 * x.numel() * x.element_size(), extra={"perm": list(perm)})
+
+
+# ------------------------------------------------------------------ norm
+LAYERNORM_SHAPES = ((16384, 768), (16384, 1024), (8192, 4096), (2048, 16384), (256, 65536))
+RMSNORM_SHAPES = ((16384, 768), (8192, 4096), (256, 65536))
+FUSED_LN_SHAPES = ((16384, 768),)
+
+
+def norm_family(b):
+    b.family("norm", "memory")
+    cases = [("layernorm", dt, s) for dt in (torch.float16, torch.float32) for s in LAYERNORM_SHAPES]
+    cases += [("rmsnorm", dt, s) for dt in (torch.float16, torch.float32) for s in RMSNORM_SHAPES]
+    cases += [("layernorm_residual", torch.float16, s) for s in FUSED_LN_SHAPES]
+    for op, dt, shape in cases:
+        case = "%s %s %s" % (op, dname(dt), sname(shape))
+        if op == "layernorm_residual":
+            case = "add_bias_residual+layernorm %s %s (y and prenorm)" % (dname(dt), sname(shape))
+        if not b.wants(case):
+            continue
+        cols = shape[-1]
+        x = torch.randn(shape, device="cuda", dtype=dt)
+        es = x.element_size()
+        gamma = torch.randn(cols, device="cuda", dtype=dt) * 0.1 + 1
+        beta = torch.randn(cols, device="cuda", dtype=dt) * 0.1
+        y = torch.empty_like(x)
+        if op == "rmsnorm":
+            run = b.tops.norm(x, y, rms=True, gamma=gamma)
+            fn = lambda: F.rms_norm(x, (cols,), gamma, 1e-5)  # noqa: E731
+            ref, base, nbytes = fn, {"F.rms_norm": fn}, 2 * x.numel() * es + cols * es
+        elif op == "layernorm":
+            run = b.tops.norm(x, y, gamma=gamma, beta=beta)
+            fn = lambda: F.layer_norm(x, (cols,), gamma, beta, 1e-5)  # noqa: E731
+            ref, base, nbytes = fn, {"F.layer_norm": fn}, 2 * x.numel() * es + 2 * cols * es
+        else:
+            bias = torch.randn(cols, device="cuda", dtype=dt)
+            res = torch.randn(shape, device="cuda", dtype=dt)
+            pre = torch.empty_like(x)
+            run = b.tops.norm(x, y, gamma=gamma, beta=beta, bias=bias, residual=res, prenorm=pre)
+
+            def composed():
+                s = x + bias + res
+                return F.layer_norm(s, (cols,), gamma, beta, 1e-5), s
+            ref, base, nbytes = (lambda: composed()[0]), {"add+F.layer_norm": composed}, \
+                4 * x.numel() * es + 3 * cols * es
+        b.compare("norm", case, op, dname(dt), shape, run, y, ref, base, nbytes=nbytes)
+        torch.cuda.empty_cache()
+
+
+# ------------------------------------------------------------------ reduce
+REDUCE_SHAPE = (8192, 8192)
+POOL_SHAPE = (64, 256, 56, 56)
+
+
+def reduce_family(b):
+    b.family("reduce", "memory")
+    cases = [(red, where, torch.float32, REDUCE_SHAPE) for red, where in
+             (("sum", "last"), ("sum", "first"), ("sum", "all"), ("max", "last"), ("max", "first"))]
+    cases += [("mean", "pool", dt, POOL_SHAPE) for dt in (torch.float32, torch.float16)]
+    for red, where, dt, shape in cases:
+        axes = {"last": (1,), "first": (0,), "all": (0, 1), "pool": (2, 3)}[where]
+        if where == "pool":
+            case = "reduce mean %s %s over (2,3) (global pool)" % (dname(dt), sname(shape))
+        else:
+            case = "reduce %s %s %s %s-dim" % (red, dname(dt), sname(shape), where)
+        if not b.wants(case):
+            continue
+        x = torch.randn(shape, device="cuda", dtype=dt)
+        y = torch.empty([s for i, s in enumerate(shape) if i not in axes], device="cuda", dtype=dt)
+        fn = {"sum": lambda: x.sum(axes), "max": lambda: x.amax(axes), "mean": lambda: x.mean(axes)}[red]
+        b.compare("reduce", case, "reduce_" + red, dname(dt), shape, b.tops.reduce(x, y, red, axes, False), y, fn,
+                  {"torch." + ("amax" if red == "max" else red): fn}, nbytes=x.numel() * x.element_size(),
+                  bytes_note="bytes read", extra={"axes": list(axes)})
+
+
+# ------------------------------------------------------------------ eltwise
+BIAS_GELU = ((torch.float16, (4096, 3072)), (torch.float32, (4096, 3072)), (torch.float16, (16384, 4096)))
+PRELU = ((torch.float32, (32, 64, 56, 56)),)
+WEIGHTED_SUM3 = ((torch.float16, (16384, 4096)),)
+
+
+def eltwise_family(b):
+    b.family("eltwise", "memory")
+    cases = [("bias_gelu", dt, s) for dt, s in BIAS_GELU] + [("prelu", dt, s) for dt, s in PRELU]
+    cases += [("weighted_sum3", dt, s) for dt, s in WEIGHTED_SUM3]
+    for op, dt, shape in cases:
+        case = {"bias_gelu": "bias+gelu(erf)", "prelu": "prelu per-channel",
+                "weighted_sum3": "weighted sum of 3"}[op] + " %s %s" % (dname(dt), sname(shape))
+        if not b.wants(case):
+            continue
+        x = torch.randn(shape, device="cuda", dtype=dt)
+        es = x.element_size()
+        y = torch.empty_like(x)
+        if op == "bias_gelu":
+            bias = torch.randn(shape[-1], device="cuda", dtype=dt)
+            run = b.tops.bias_act(x, y, "gelu_erf", bias.view(1, -1))
+            fn = lambda: F.gelu(x + bias)  # noqa: E731
+            base, nbytes = {"F.gelu(x+bias)": fn}, 2 * x.numel() * es + bias.numel() * es
+        elif op == "prelu":
+            slope = torch.rand(shape[1], device="cuda", dtype=dt) * 0.2
+            run = b.tops.prelu(x, slope.view(1, -1, 1, 1), y)
+            fn = lambda: F.prelu(x, slope)  # noqa: E731
+            base, nbytes = {"F.prelu": fn}, 2 * x.numel() * es
+        else:
+            p, q = torch.randn_like(x), torch.randn_like(x)
+            run = b.tops.weighted_sum([x, p, q], [0.5, -1.25, 2.0], y)
+            fn = lambda: 0.5 * x - 1.25 * p + 2.0 * q  # noqa: E731
+            base, nbytes = {"eager a*x+b*y+c*z": fn}, 4 * x.numel() * es
+        b.compare("eltwise", case, op, dname(dt), shape, run, y, fn, base, nbytes=nbytes)
+        torch.cuda.empty_cache()
+
+
+# ------------------------------------------------------------------ gemm
 GEMM_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 3072, 768), (4096, 768, 3072),
                (16384, 4096, 4096))
 GEMM_ROUNDS = 3
 
 
-def gemm_cases(tops, timer, only):
-    """tops GEMM vs torch.matmul, and GEMM + bias + GELU vs the eager composition (MxNxK)."""
-    import torch.nn.functional as F
-    results = []
-    print("%-48s %-30s %9s %9s %7s %8s %8s %9s" % ("gemm case (MxNxK)", "tops kernel", "tops ms", "torch ms",
-                                                  "ratio", "tops TF", "torch TF", "rel.err"))
+def gemm_family(b):
+    """tops GEMM vs torch.matmul (cuBLAS), and GEMM + bias + GELU vs the eager composition (MxNxK)."""
+    b.family("gemm", "compute")
     cases = [("matmul", dt, s) for dt in ("float16", "bfloat16", "float32", "tf32") for s in GEMM_SHAPES]
-    cases += [("linear_bias_gelu_" + form, "float16", (4096, 3072, 768)) for form in ("tanh", "erf")]
-    cases += [("linear_bias_gelu_" + form, "bfloat16", (4096, 3072, 768)) for form in ("tanh", "erf")]
-    for op, dname, (m, n, k) in cases:
-        name = "gemm %s %s %dx%dx%d" % (op, dname, m, n, k)
-        if only and only not in name:
+    cases += [("linear_bias_gelu_" + form, dt, (4096, 3072, 768))
+              for dt in ("float16", "bfloat16") for form in ("tanh", "erf")]
+    for op, dt_name, (m, n, k) in cases:
+        case = "gemm %s %s %dx%dx%d" % (op, dt_name, m, n, k)
+        if not b.wants(case):
             continue
-        tf32 = dname == "tf32"
-        dt = torch.float32 if tf32 else getattr(torch, dname)
+        tf32 = dt_name == "tf32"
+        dt = torch.float32 if tf32 else getattr(torch, dt_name)
         torch.backends.cuda.matmul.allow_tf32 = tf32
         x = torch.randn(m, k, device="cuda", dtype=dt)
         d = torch.empty(m, n, device="cuda", dtype=dt)
         if op == "matmul":
             w = torch.randn(k, n, device="cuda", dtype=dt)
-            run = tops.gemm(x, w, d, tf32=tf32)
-            ref_fn = lambda: torch.matmul(x, w)
+            run = b.tops.gemm(x, w, d, tf32=tf32)
+            fn = lambda: torch.matmul(x, w)  # noqa: E731
+            base = {"torch.matmul": fn}
         else:
             form = op.rsplit("_", 1)[1]
             w = torch.randn(n, k, device="cuda", dtype=dt) / k ** 0.5
             bias = torch.randn(n, device="cuda", dtype=dt)
-            act = ACT_GELU_TANH if form == "tanh" else ACT_GELU_ERF
-            run = tops.gemm(x, w, d, bias=bias, act=act, trans_b=True)
+            run = b.tops.gemm(x, w, d, bias=bias, act=ACT_GELU_TANH if form == "tanh" else ACT_GELU_ERF,
+                              trans_b=True)
             approximate = "tanh" if form == "tanh" else "none"
-            ref_fn = lambda: F.gelu(F.linear(x, w, bias), approximate=approximate)
-        d.fill_(float("nan"))
-        run()
-        ref = ref_fn()
-        torch.cuda.synchronize()
-        err = rel_err(d, ref)
-        # Alternating rounds, median of the round medians: clock drift hits both sides alike.
-        tops_rounds, torch_rounds = [], []
-        for _ in range(GEMM_ROUNDS):
-            tops_rounds.append(timer(run))
-            torch_rounds.append(timer(ref_fn))
-        tops_ms, torch_ms = statistics.median(tops_rounds), statistics.median(torch_rounds)
-        flops = 2.0 * m * n * k
-        r = {"case": name, "op": "gemm_" + op, "dtype": dname, "shape": [m, n, k], "kernel": run.kernel,
-             "tops_ms": tops_ms, "torch_ms": torch_ms, "speedup": torch_ms / tops_ms,
-             "tops_tflops": flops / tops_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9, "rel_err": err}
-        results.append(r)
-        print("%-48s %-30s %9.4f %9.4f %6.3fx %8.1f %8.1f %9.2e" %
-              (name, run.kernel[:30], tops_ms, torch_ms, r["speedup"], r["tops_tflops"], r["torch_tflops"], err))
-        sys.stdout.flush()
-        del x, w, d, ref, run
+            fn = lambda: F.gelu(F.linear(x, w, bias), approximate=approximate)  # noqa: E731
+            base = {"F.gelu(F.linear)": fn}
+        b.compare("gemm", case, "gemm_" + op, dt_name, (m, n, k), run, d, fn, base, flops=2.0 * m * n * k,
+                  rounds=max(b.rounds, GEMM_ROUNDS))
+        torch.cuda.empty_cache()
     torch.backends.cuda.matmul.allow_tf32 = False
-    return results
+
+
+# ------------------------------------------------------------------ attention
+# FlashAttention-2's benchmark setting: B * S = 16k tokens, hidden 2048 (H = 2048 / D), f16.
+ATTN_TOKENS = 16384
+ATTN_HIDDEN = 2048
+ATTN_SEQS = (512, 1024, 2048, 4096, 8192, 16384)
+ATTN_HEAD_DIMS = (64, 128)
+ATTN_DTYPES = (torch.float16,)
+
+
+def sdpa_baseline(qt, kt, vt, causal, backend):
+    from torch.nn.attention import sdpa_kernel
+
+    def fn():
+        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+    fn.context = lambda: sdpa_kernel([backend])
+    return fn
+
+
+def attention_family(b):
+    """tops attention ([B, S, H, D]) vs F.scaled_dot_product_attention pinned to each of PyTorch's backends."""
+    from torch.nn.attention import SDPBackend
+    b.family("attention", "compute")
+    backends = {"sdpa-flash2": SDPBackend.FLASH_ATTENTION, "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION,
+                "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
+    for dt in ATTN_DTYPES:
+        for d in ATTN_HEAD_DIMS:
+            for causal in (False, True):
+                for s in ATTN_SEQS:
+                    bsz, h = max(1, ATTN_TOKENS // s), ATTN_HIDDEN // d
+                    shape = (bsz, s, h, d)
+                    case = "attention %s %s%s" % (dname(dt), sname(shape), " causal" if causal else "")
+                    if not b.wants(case):
+                        continue
+                    q, k, v = (torch.randn(shape, device="cuda", dtype=dt) for _ in range(3))
+                    o = torch.empty_like(q)
+                    qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))  # [B, H, S, D] views
+                    base = {name: sdpa_baseline(qt, kt, vt, causal, be) for name, be in backends.items()}
+                    ref32 = sdpa_baseline(qt.float(), kt.float(), vt.float(), causal, SDPBackend.EFFICIENT_ATTENTION)
+
+                    def ref():  # f32 reference; the math backend where no fused kernel takes f32
+                        try:
+                            with ref32.context():
+                                return ref32().transpose(1, 2)
+                        except RuntimeError:
+                            return F.scaled_dot_product_attention(qt.float(), kt.float(), vt.float(),
+                                                                  is_causal=causal).transpose(1, 2)
+                    flops = 4.0 * bsz * h * s * s * d * (0.5 if causal else 1.0)
+                    b.compare("attention", case, "attention_causal" if causal else "attention", dname(dt), shape,
+                              b.tops.attention(q, k, v, o, causal=causal), o, ref, base, flops=flops,
+                              extra={"batch": bsz, "heads": h, "seq": s, "head_dim": d, "causal": causal})
+                    torch.cuda.empty_cache()
+
+
+# ------------------------------------------------------------------ conv2d
+def conv2d_family(b):
+    """conv2d vs F.conv2d (cuDNN): section to be written with the conv2d op (FLOPs 2*N*K*P*Q*C*R*S)."""
+    print("\n[conv2d] no section yet")
+
+
+# ------------------------------------------------------------------ pad / unpad
+def pad_family(b):
+    """unpad / pad (memory-bound) vs index_select / index_put: section to be written with the ops."""
+    print("\n[pad] no section yet")
+
+
+# family -> function(Bench); the order is the run order.
+FAMILIES = {
+    "softmax": softmax_family,
+    "transpose": transpose_family,
+    "norm": norm_family,
+    "reduce": reduce_family,
+    "eltwise": eltwise_family,
+    "gemm": gemm_family,
+    "attention": attention_family,
+    "conv2d": conv2d_family,
+    "pad": pad_family,
+}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--lib", default=os.path.join(here, "..", "build", "libtops.so"))
+    ap.add_argument("--only", help="comma-separated families (default: all): " + ",".join(FAMILIES))
+    ap.add_argument("--filter", help="substring filter on case names")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1, help="alternating tops/baseline rounds (gemm: at least 3)")
     ap.add_argument("--json")
-    ap.add_argument("--only", help="substring filter on case names")
-    ap.add_argument("--check", action="store_true", help="run the feature matrix instead of timing")
+    ap.add_argument("--check", action="store_true", help="run the fp64 feature matrices instead of timing")
     a = ap.parse_args()
 
+    fams = a.only.split(",") if a.only else list(FAMILIES)
+    unknown = [f for f in fams if f not in FAMILIES and f not in CHECKS]
+    if unknown:
+        ap.error("unknown family %s (known: %s)" % (",".join(unknown), ",".join(FAMILIES)))
     torch.manual_seed(0)
     tops = Tops(a.lib)
     if a.check:
-        return 1 if check_features(tops) else 0
+        return 1 if run_checks(tops, [f for f in fams if f in CHECKS]) else 0
     timer = Timer(a.reps, a.warmup)
     dev = torch.cuda.get_device_properties(0)
-
-    n = 512 << 18  # 512 MiB of f32
-    src = torch.randn(n, device="cuda")
-    dst = torch.empty_like(src)
-    copy_ms = timer(lambda: dst.copy_(src))
-    copy_gbs = 2 * src.numel() * 4 / copy_ms / 1e6
-    del src, dst
-    print("device: %s (%d SMs), torch %s; copy ceiling %.1f GB/s (512 MiB f32 d2d)" %
-          (dev.name, dev.multi_processor_count, torch.__version__, copy_gbs))
-
-    cases = []
-    for dt in (torch.float32, torch.float16):
-        for rows, cols in ((65536, 128), (16384, 1024), (8192, 4096), (4096, 32768), (1024, 131072)):
-            cases.append(("softmax", dt, (rows, cols)))
-    cases.append(("masked_softmax", torch.float16, (32, 12, 512, 512)))
-    cases.append(("transpose", torch.float32, (8192, 8192), (1, 0)))
-    cases.append(("transpose", torch.float16, (32, 512, 12, 64), (0, 2, 1, 3)))
-    cases.append(("transpose", torch.float32, (16, 32, 64, 64, 8), (0, 4, 2, 3, 1)))
-
-    results = []
-    results += gemm_cases(tops, timer, a.only)
-    hdr = "%-44s %-34s %9s %9s %7s %7s %7s %9s" % ("case", "tops kernel", "tops ms", "torch ms", "speedup",
-                                                   "tops%cp", "torch%", "rel.err")
-    print(hdr)
-    for c in cases:
-        op, dt, shape = c[0], c[1], c[2]
-        dname = str(dt).replace("torch.", "")
-        x = torch.randn(shape, device="cuda", dtype=dt)
-        if op == "transpose":
-            perm = c[3]
-            name = "transpose %s %s perm%s" % (dname, "x".join(map(str, shape)), tuple(perm))
-            y = torch.empty([shape[p] for p in perm], device="cuda", dtype=dt)
-            run = tops.transpose(x, y, perm)
-            ref_fn = lambda: x.permute(perm).contiguous()
-            bytes_moved = 2 * x.numel() * x.element_size()
-        elif op == "softmax":
-            name = "softmax %s %s" % (dname, "x".join(map(str, shape)))
-            y = torch.empty_like(x)
-            run = tops.softmax(x, y)
-            ref_fn = lambda: torch.softmax(x, -1)
-            bytes_moved = 2 * x.numel() * x.element_size()
-        else:
-            b, h, s, _ = shape
-            scale = 0.125
-            name = "masked softmax %s %s scale+key mask" % (dname, "x".join(map(str, shape)))
-            lens = torch.randint(s // 2, s + 1, (b,), device="cuda")
-            keep = (torch.arange(s, device="cuda")[None, :] < lens[:, None]).view(b, 1, 1, s)
-            mask_u8 = keep.to(torch.uint8)
-            y = torch.empty_like(x)
-            run = tops.softmax(x, y, scale=scale, mask=mask_u8)
-            ref_fn = lambda: torch.softmax((x * scale).masked_fill(~keep, float("-inf")), -1)
-            bytes_moved = 2 * x.numel() * x.element_size()
-        if a.only and a.only not in name:
-            continue
-        y.fill_(float("nan"))
-        run()
-        ref = ref_fn()
-        torch.cuda.synchronize()
-        err = rel_err(y, ref)
-        tops_ms = timer(run)
-        torch_ms = timer(ref_fn)
-        r = {
-            "case": name, "op": op, "dtype": dname, "shape": list(shape), "kernel": run.kernel,
-            "tops_ms": tops_ms, "torch_ms": torch_ms, "speedup": torch_ms / tops_ms,
-            "tops_gbs": bytes_moved / tops_ms / 1e6, "torch_gbs": bytes_moved / torch_ms / 1e6,
-            "bytes": bytes_moved, "rel_err": err,
-        }
-        r["tops_pct_copy"] = 100 * r["tops_gbs"] / copy_gbs
-        r["torch_pct_copy"] = 100 * r["torch_gbs"] / copy_gbs
-        results.append(r)
-        print("%-44s %-34s %9.4f %9.4f %6.2fx %6.1f%% %6.1f%% %9.2e" %
-              (name, run.kernel[:34], tops_ms, torch_ms, r["speedup"], r["tops_pct_copy"], r["torch_pct_copy"], err))
-        sys.stdout.flush()
-        del x, y, ref
+    print("device: %s (%d SMs), torch %s, cuDNN %s" %
+          (dev.name, dev.multi_processor_count, torch.__version__, torch.backends.cudnn.version()))
+    b = Bench(tops, timer, a.rounds, a.filter)
+    for f in fams:
+        FAMILIES[f](b)
 
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"device": dev.name, "sms": dev.multi_processor_count, "torch": torch.__version__,
-                       "copy_gbs": copy_gbs, "timing": "median of %d cold-L2 CUDA-event times, %d warm-up" %
-                       (a.reps, a.warmup), "results": results}, f, indent=1)
-    bad = [r["case"] for r in results if not r["rel_err"] < (1e-5 if "float32" in r["dtype"] else 1e-2)]
+        with open(a.json, "w") as fh:
+            json.dump({"tool": "compare_torch", "device": dev.name, "sms": dev.multi_processor_count,
+                       "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "copy_gbs": b.copy_gbs,
+                       "command": " ".join(sys.argv),
+                       "timing": "median of %d cold-L2 CUDA-event times after %d warm-up, %d+ alternating rounds"
+                                 % (a.reps, a.warmup, a.rounds), "results": b.results}, fh, indent=1)
+    bad = [r["case"] for r in b.results if not r["rel_err"] < r["tol"]]
     if bad:
         print("MISMATCH vs torch:", ", ".join(bad))
         return 1

@@ -4,7 +4,7 @@
 #      when BUILD_DIR already holds a build),
 #   2. the whole ctest suite,
 #   3. the CUDA tests under compute-sanitizer memcheck and racecheck,
-#   4. bench/compare_torch.py --check (feature matrix against fp64 PyTorch),
+#   4. bench/compare_torch.py --check (every family's feature matrix against fp64 PyTorch),
 #   5. tops-bench --suite cuda and bench/compare_torch.py (PyTorch on the same GPU).
 # Logs and gpu-check.json (every step's status and the benchmark results) go
 # to OUT_DIR. Exit status: 0 when every step passed.
@@ -65,10 +65,10 @@ step memcheck sanitizer.log 240 compute-sanitizer --tool memcheck --error-exitco
     "$tests" "--gtest_filter=$filter"
 step racecheck sanitizer.log 240 compute-sanitizer --tool racecheck --error-exitcode 1 \
     "$tests" "--gtest_filter=$filter"
-step torch-check ctest.log 240 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
+step torch-check ctest.log 420 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
     --lib "$build/libtops.so" --check
-step tops-bench bench.log 180 "$build/bench/tops-bench" --suite cuda --json "$out/tops-bench.json"
-step compare-torch bench.log 240 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
+step tops-bench bench.log 300 "$build/bench/tops-bench" --suite cuda --json "$out/tops-bench.json"
+step compare-torch bench.log 480 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
     --lib "$build/libtops.so" --json "$out/compare_torch.json"
 
 failed=0
