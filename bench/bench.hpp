@@ -28,6 +28,7 @@ struct Case {
     bool mask = false;               // softmax: key-padding style u8 mask
     bool lengths = false;            // softmax: per-row valid lengths (i32)
     std::vector<int> perm;           // transpose
+    bool tf32 = false;               // gemm: f32 inputs may use TF32 (CUDA)
 };
 
 // How a tensor's contents are generated (never all zeros).
@@ -62,6 +63,7 @@ struct OpInstance {
     std::vector<TensorSpec> tensors;
     std::string kernel;
     std::string args;  // human-readable options ("axis=-1", "perm=0,2,1")
+    double flops = 0;  // compute-bound ops (GEMM 2MNK, attention 4BHS^2D): reported as TFLOP/s
 };
 
 // Host views of one buffer set (set 0) after a run, for a sampled sanity check.
@@ -80,6 +82,10 @@ struct OpEntry {
 
 // All ops tops-bench knows; adding an op is one entry here (ops.cpp).
 const std::vector<OpEntry>& op_table();
+// Entries defined outside ops.cpp (ops_compute.cpp: gemm), appended to op_table().
+std::vector<OpEntry> compute_op_entries();
+// Element i of a dense buffer of dtype, as a double (ops.cpp).
+double load_element(const unsigned char* base, tops_dtype_t dtype, int64_t i);
 const OpEntry* find_op(const std::string& name);
 
 // ------------------------------------------------------------------ statistics

@@ -17,6 +17,7 @@
 //
 //   tops-gemm-bench [--sizes 256,512,1024,2048] [--threads 1,2] [--rounds 5] [--round-s 0.3]
 //                   [--only tops|openblas]   (one library alone, for diagnosis)
+//                   [--json FILE]            (also write the table as JSON, for bench/plot.py)
 #include <immintrin.h>
 #include <omp.h>
 
@@ -33,6 +34,10 @@
 
 #include <cblas.h>
 #include <tops/tops.h>
+
+#include <fstream>
+
+#include "json.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 extern "C" char* openblas_get_config(void);
@@ -109,6 +114,53 @@ double median(std::vector<double> v) {
     return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// One row of the table, kept for --json.
+struct Row {
+    int n, threads;
+    double peak, tops, tops_best, blas, blas_best, rel;
+    std::string tops_spread, blas_spread, kernel;
+};
+
+void write_json(const std::string& path, const std::string& command, const std::string& load, int rounds,
+                double round_s, const std::vector<Row>& rows) {
+    std::ofstream f(path);
+    if (!f) {
+        std::fprintf(stderr, "cannot write %s\n", path.c_str());
+        std::exit(1);
+    }
+    bench::JsonWriter j(f);
+    j.begin_object()
+        .value("tool", "tops-gemm-bench")
+        .value("command", command)
+        .value("tops_version", tops_version())
+        .value("openblas", openblas_get_config())
+        .value("load_average_at_start", load)
+        .value("rounds", rounds)
+        .value("round_s", round_s)
+        .value("problem", "f32 row-major NN, beta 0, M = N = K")
+        .value("statistic", "median over all calls of all rounds; best = fastest call; spread = min..max of the "
+                            "per-round medians relative to the median");
+    j.begin_array("results");
+    for (const Row& r : rows) {
+        j.begin_object()
+            .value("n", r.n)
+            .value("threads", r.threads)
+            .value("peak_gflops", r.peak)
+            .value("tops_gflops", r.tops)
+            .value("tops_best_gflops", r.tops_best)
+            .value("tops_spread_pct", r.tops_spread)
+            .value("openblas_gflops", r.blas)
+            .value("openblas_best_gflops", r.blas_best)
+            .value("openblas_spread_pct", r.blas_spread)
+            .value("ratio", r.tops / r.blas)
+            .value("kernel", r.kernel)
+            .value("rel_diff", r.rel)
+            .end_object();
+    }
+    j.end_array();
+    j.end_object();
+}
+
 struct Series {
     std::vector<double> calls;         // seconds per call, every round
     std::vector<double> round_median;  // per round
@@ -157,12 +209,17 @@ int main(int argc, char** argv) {
     int rounds = 5;
     double round_s = 0.3;
     std::string only;  // "tops" or "openblas": time one library alone (diagnosis)
+    std::string json;
+    std::vector<Row> rows;
+    std::string command = "tops-gemm-bench";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--sizes")) sizes = parse_list(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--threads")) threads = parse_list(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--round-s")) round_s = std::atof(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--json")) json = argv[i + 1];
     }
     const bool avx512 = __builtin_cpu_supports("avx512f");
     std::printf("tops-gemm-bench: f32 row-major NN, beta 0; tops %s vs %s\n", tops_version(),
@@ -249,9 +306,17 @@ int main(int argc, char** argv) {
                         best(st), gf(sb), 100.0 * gf(sb) / peak, spread(sb).c_str(), best(sb), gf(st) / gf(sb),
                         tops_op_kernel_name(op), rel, rel < 1e-5 ? " ok" : " MISMATCH");
             std::fflush(stdout);
+            rows.push_back({n, t, peak, gf(st), best(st), gf(sb), best(sb), rel, spread(st), spread(sb),
+                            tops_op_kernel_name(op)});
             tops_op_destroy(op);
         }
     }
     tops_context_destroy(ctx);
+    if (!json.empty()) {
+        std::string l = load;
+        if (!l.empty() && l.back() == '\n') l.pop_back();
+        write_json(json, command, l, rounds, round_s, rows);
+        std::printf("wrote %s\n", json.c_str());
+    }
     return 0;
 }

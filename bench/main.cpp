@@ -1,6 +1,7 @@
 // tops-bench: times tops ops over a shape list and reports each figure beside
 // its ceiling (the copy bandwidth this tool measures at the same thread count)
 // and, on the CPU, beside oneDNN on the same buffers. See --help.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@ namespace {
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kMinCopyArray = 256 * kMiB;  // each copy array is at least this, and >= the LLC
+constexpr double kCudaSuiteMinTime = 0.25;     // s per CUDA measurement in a suite (hundreds of calls)
 
 // ------------------------------------------------------------------ suites
 
@@ -42,18 +44,58 @@ Case transpose_case(tops_dtype_t dt, std::vector<int64_t> shape, std::vector<int
     return c;
 }
 
-// The standard CPU list (issue 2's performance acceptance).
-std::vector<Case> suite_cpu() {
-    return {
-        softmax_case(TOPS_DTYPE_F32, {4096, 128}),
-        softmax_case(TOPS_DTYPE_F32, {4096, 1024}),
-        softmax_case(TOPS_DTYPE_F32, {1024, 32768}),
-        transpose_case(TOPS_DTYPE_F32, {64, 512, 512}, {0, 2, 1}),
-        transpose_case(TOPS_DTYPE_F32, {8192, 8192}, {1, 0}),
-        transpose_case(TOPS_DTYPE_F16, {32, 512, 12, 64}, {0, 2, 1, 3}),
-        transpose_case(TOPS_DTYPE_F32, {16, 32, 64, 64, 8}, {0, 4, 2, 3, 1}),
-    };
+Case op_case(const char* op, tops_dtype_t dt, std::vector<int64_t> shape, int axis = -1) {
+    Case c;
+    c.op = op;
+    c.dtype = dt;
+    c.shape = std::move(shape);
+    c.axis = axis;
+    return c;
 }
+
+Case gemm_case(tops_dtype_t dt, int64_t m, int64_t n, int64_t k, bool tf32 = false) {
+    Case c = op_case("gemm", dt, {m, n, k});
+    c.tf32 = tf32;
+    return c;
+}
+
+// The standard lists: every op family on each backend. The CUDA list is the
+// one bench/compare_torch.py runs in PyTorch (keep the two in step); the CPU
+// list is smaller (a 2-core machine runs it in a few minutes at 1 and 2
+// threads). Families: softmax, transpose, norm, reduce, eltwise (memory-bound:
+// GB/s and % of copy), gemm, attention (compute-bound: TFLOP/s). conv2d and
+// pad / unpad join here when those ops have tops-bench entries.
+std::vector<Case> suite_cpu() {
+    constexpr tops_dtype_t f32 = TOPS_DTYPE_F32;
+    std::vector<Case> v = {
+        softmax_case(f32, {4096, 128}),
+        softmax_case(f32, {4096, 1024}),
+        softmax_case(f32, {1024, 32768}),
+        transpose_case(f32, {64, 512, 512}, {0, 2, 1}),
+        transpose_case(f32, {8192, 8192}, {1, 0}),
+        transpose_case(TOPS_DTYPE_F16, {32, 512, 12, 64}, {0, 2, 1, 3}),
+        transpose_case(f32, {16, 32, 64, 64, 8}, {0, 4, 2, 3, 1}),
+        op_case("layernorm", f32, {4096, 768}),
+        op_case("layernorm", f32, {4096, 4096}),
+        op_case("rmsnorm", f32, {4096, 768}),
+        op_case("layernorm_residual", f32, {4096, 768}),
+        op_case("reduce_sum", f32, {4096, 4096}, 1),
+        op_case("reduce_sum", f32, {4096, 4096}, 0),
+        op_case("reduce_max", f32, {4096, 4096}, 1),
+        op_case("global_avg_pool", f32, {32, 256, 14, 14}),
+        op_case("bias_gelu", f32, {4096, 4096}),
+        op_case("prelu", f32, {32, 64, 56, 56}),
+        op_case("weighted_sum3", f32, {4096, 4096}),
+    };
+    for (int64_t n : {512, 1024, 2048}) v.push_back(gemm_case(f32, n, n, n));
+    for (int64_t s : {512, 1024, 2048}) v.push_back(op_case("attention", f32, {1, s, 16, 64}));
+    for (int64_t s : {1024, 2048}) v.push_back(op_case("attention_causal", f32, {1, s, 16, 64}));
+    return v;
+}
+
+// Attention as in FlashAttention-2's benchmark: B * S = 16k tokens, hidden 2048 (H = 2048 / D).
+constexpr int64_t kAttnTokens = 16384;
+constexpr int64_t kAttnHidden = 2048;
 
 // The standard GPU list: the shapes of shared/anchors/gpu-h100.md.
 std::vector<Case> suite_cuda() {
@@ -74,6 +116,43 @@ std::vector<Case> suite_cuda() {
     v.push_back(transpose_case(TOPS_DTYPE_F32, {8192, 8192}, {1, 0}));
     v.push_back(transpose_case(TOPS_DTYPE_F16, {32, 512, 12, 64}, {0, 2, 1, 3}));
     v.push_back(transpose_case(TOPS_DTYPE_F32, {16, 32, 64, 64, 8}, {0, 4, 2, 3, 1}));
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_F32}) {
+        for (const auto& s : std::vector<std::vector<int64_t>>{
+                 {16384, 768}, {16384, 1024}, {8192, 4096}, {2048, 16384}, {256, 65536}}) {
+            v.push_back(op_case("layernorm", dt, s));
+        }
+    }
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_F32}) {
+        for (const auto& s : std::vector<std::vector<int64_t>>{{16384, 768}, {8192, 4096}, {256, 65536}}) {
+            v.push_back(op_case("rmsnorm", dt, s));
+        }
+    }
+    v.push_back(op_case("layernorm_residual", TOPS_DTYPE_F16, {16384, 768}));
+    v.push_back(op_case("reduce_sum", TOPS_DTYPE_F32, {8192, 8192}, 1));
+    v.push_back(op_case("reduce_sum", TOPS_DTYPE_F32, {8192, 8192}, 0));
+    v.push_back(op_case("reduce_max", TOPS_DTYPE_F32, {8192, 8192}, 1));
+    v.push_back(op_case("reduce_max", TOPS_DTYPE_F32, {8192, 8192}, 0));
+    v.push_back(op_case("global_avg_pool", TOPS_DTYPE_F32, {64, 256, 56, 56}));
+    v.push_back(op_case("global_avg_pool", TOPS_DTYPE_F16, {64, 256, 56, 56}));
+    v.push_back(op_case("bias_gelu", TOPS_DTYPE_F16, {4096, 3072}));
+    v.push_back(op_case("bias_gelu", TOPS_DTYPE_F32, {4096, 3072}));
+    v.push_back(op_case("bias_gelu", TOPS_DTYPE_F16, {16384, 4096}));
+    v.push_back(op_case("prelu", TOPS_DTYPE_F32, {32, 64, 56, 56}));
+    v.push_back(op_case("weighted_sum3", TOPS_DTYPE_F16, {16384, 4096}));
+    const std::vector<std::vector<int64_t>> gemms = {
+        {4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 3072, 768}, {4096, 768, 3072}, {16384, 4096, 4096}};
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16, TOPS_DTYPE_F32}) {
+        for (const auto& g : gemms) v.push_back(gemm_case(dt, g[0], g[1], g[2]));
+    }
+    for (const auto& g : gemms) v.push_back(gemm_case(TOPS_DTYPE_F32, g[0], g[1], g[2], true));
+    for (int64_t d : {64, 128}) {
+        for (const char* op : {"attention", "attention_causal"}) {
+            for (int64_t s : {512, 1024, 2048, 4096, 8192, 16384}) {
+                const int64_t batch = std::max<int64_t>(1, kAttnTokens / s);
+                v.push_back(op_case(op, TOPS_DTYPE_F16, {batch, s, kAttnHidden / d, d}));
+            }
+        }
+    }
     return v;
 }
 
@@ -88,10 +167,11 @@ struct Options {
     std::vector<std::vector<int64_t>> shapes;
     int axis = -1;
     float scale = 1.0f;
-    bool log = false, mask = false, lengths = false;
+    bool log = false, mask = false, lengths = false, tf32 = false;
     std::vector<int> perm;
     std::vector<int> threads;
     RunOptions run;
+    bool min_time_set = false;
     std::string json;
     size_t copy_bytes = 0;  // 0: max(kMinCopyArray, LLC)
     bool list = false;
@@ -99,8 +179,9 @@ struct Options {
 
 void usage() {
     std::printf(
-        "usage: tops-bench [--suite cpu|cuda] [--op NAME] [options]\n"
-        "  --suite cpu|cuda     run the standard list (cpu: 1 and 2 threads, with oneDNN)\n"
+        "usage: tops-bench [--suite cpu|cuda|all] [--op NAME] [options]\n"
+        "  --suite cpu|cuda|all run the standard list of every op family (cpu: 1 and 2 threads, with\n"
+        "                       oneDNN; all: every available backend, one after the other)\n"
         "  --op NAME            op to time (see --list); without --shape: the standard shapes\n"
         "  --backend cpu|cuda   (default cpu)       --device N   CUDA device (default 0)\n"
         "  --dtype f32|f16|bf16 (default f32)\n"
@@ -109,9 +190,10 @@ void usage() {
         "  --scale S --log      softmax input scale, log-softmax\n"
         "  --mask --lengths     softmax key-padding mask (u8, dims of batch and axis) / lengths (i32)\n"
         "  --perm 0,2,1         transpose permutation (default: reverse)\n"
+        "  --tf32               gemm: f32 inputs may use TF32 tensor cores (CUDA)\n"
         "  --threads 1,2        CPU thread counts (default: OpenMP default; suite cpu: 1,2)\n"
         "  --reps N             minimum timed repetitions (default 10)\n"
-        "  --min-time S         minimum timed seconds per measurement (default 0.5)\n"
+        "  --min-time S         minimum timed seconds per measurement (default 0.5; suite cuda 0.25)\n"
         "  --warmup N           minimum warm-up calls (default 3, and >= 50 ms)\n"
         "  --cache cold|warm    cold (default): rotate buffer sets > 2x LLC; warm: reuse one set\n"
         "  --max-pool-mib N     cap on the rotated buffer sets (default 2048)\n"
@@ -185,9 +267,13 @@ Options parse(int argc, char** argv) {
         else if (a == "--mask") o.mask = true;
         else if (a == "--lengths") o.lengths = true;
         else if (a == "--perm") o.perm = parse_ints(next());
+        else if (a == "--tf32") o.tf32 = true;
         else if (a == "--threads") o.threads = parse_ints(next());
         else if (a == "--reps") o.run.timing.min_reps = std::stoi(next());
-        else if (a == "--min-time") o.run.timing.min_time_s = std::stod(next());
+        else if (a == "--min-time") {
+            o.run.timing.min_time_s = std::stod(next());
+            o.min_time_set = true;
+        }
         else if (a == "--warmup") o.run.timing.warmup = std::stoi(next());
         else if (a == "--cache") {
             const std::string m = next();
@@ -205,16 +291,18 @@ Options parse(int argc, char** argv) {
         if (t < 1) throw std::runtime_error("--threads entries must be >= 1");
     }
     if (!o.suite.empty()) {
-        if (o.suite != "cpu" && o.suite != "cuda") throw std::runtime_error("--suite takes cpu or cuda");
-        o.backend = o.suite;
-        if (o.threads.empty() && o.suite == "cpu") o.threads = {1, 2};
+        if (o.suite != "cpu" && o.suite != "cuda" && o.suite != "all") {
+            throw std::runtime_error("--suite takes cpu, cuda or all");
+        }
+        if (o.suite != "all") o.backend = o.suite;
+        if (o.threads.empty()) o.threads = {1, 2};  // CPU runs; CUDA ignores threads
     }
     if (o.backend != "cpu" && o.backend != "cuda") throw std::runtime_error("--backend takes cpu or cuda");
     return o;
 }
 
-std::vector<Case> build_cases(const Options& o) {
-    const std::vector<Case> standard = o.backend == "cuda" ? suite_cuda() : suite_cpu();
+std::vector<Case> build_cases(const Options& o, const std::string& backend) {
+    const std::vector<Case> standard = backend == "cuda" ? suite_cuda() : suite_cpu();
     std::vector<Case> cases;
     if (!o.suite.empty() || o.shapes.empty()) {
         if (o.suite.empty() && o.op.empty()) throw std::runtime_error("give --suite, or --op (see --help)");
@@ -236,6 +324,7 @@ std::vector<Case> build_cases(const Options& o) {
         c.mask = o.mask;
         c.lengths = o.lengths;
         c.perm = o.perm;
+        c.tf32 = o.tf32;
         cases.push_back(c);
     }
     return cases;
@@ -250,22 +339,25 @@ std::string fixed(double v, int prec) {
 }
 
 void print_header() {
-    std::printf("%-9s %-5s %-18s %-44s %3s | %9s %5s %8s %6s %4s | %9s %8s %7s | %s\n", "op", "dtype", "shape",
-                "options", "thr", "ms", "iqr%", "GB/s", "%copy", "cpu%", "oneDNN ms", "GB/s", "ratio", "check");
-    std::printf("%s\n", std::string(167, '-').c_str());
+    std::printf("%-18s %-5s %-18s %-44s %3s | %9s %5s %8s %6s %7s %4s | %9s %8s %7s | %s\n", "op", "dtype",
+                "shape", "options", "thr", "ms", "iqr%", "GB/s", "%copy", "TFLOP/s", "cpu%", "oneDNN ms", "GB/s",
+                "ratio", "check");
+    std::printf("%s\n", std::string(184, '-').c_str());
 }
 
 void print_row(const Result& r) {
     const std::string thr = r.threads ? std::to_string(r.threads) : "-";
-    std::printf("%-9s %-5s %-18s %-44s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
+    std::printf("%-18s %-5s %-18s %-44s %3s | ", r.c.op.c_str(), tops_dtype_name(r.c.dtype),
                 dims_string(r.c.shape).c_str(), r.args.c_str(), thr.c_str());
     if (r.tops.ok) {
-        std::printf("%9s %5s %8s %5s%% %4s | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
+        const bool compute = r.flops > 0;  // compute-bound: TFLOP/s, no % copy
+        std::printf("%9s %5s %8s %6s %7s %4s | ", fixed(r.tops.stats.median_s * 1e3, 3).c_str(),
                     fixed(r.tops.stats.iqr_pct(), 1).c_str(), fixed(r.tops.gbs, 2).c_str(),
-                    fixed(r.pct_copy, 0).c_str(),
+                    compute ? "-" : (fixed(r.pct_copy, 0) + "%").c_str(),
+                    compute ? fixed(r.tops.tflops, 3).c_str() : "-",
                     r.tops.cpu_share >= 0 ? fixed(100 * r.tops.cpu_share, 0).c_str() : "-");
     } else {
-        std::printf("%9s %5s %8s %6s %4s | ", "-", "-", "-", "-", "-");
+        std::printf("%9s %5s %8s %6s %7s %4s | ", "-", "-", "-", "-", "-", "-");
     }
     if (r.onednn.ok) {
         std::printf("%9s %8s %7s | ", fixed(r.onednn.stats.median_s * 1e3, 3).c_str(),
@@ -318,19 +410,32 @@ void write_stats(JsonWriter& j, const char* key, const Measurement& m) {
         .value("min_ms", m.stats.min_s * 1e3)
         .value("reps", m.stats.reps)
         .value("gbs", m.gbs)
+        .value("tflops", m.tflops > 0 ? m.tflops : NAN)
         .value("cpu_share", m.cpu_share >= 0 ? m.cpu_share : NAN)
         .value("check", m.check)
         .end_object();
 }
 
-void write_json(const std::string& path, const std::string& command, const MachineInfo& mi, const Device& dev,
-                const Options& o, const std::map<int, std::vector<CopyCeiling>>& ceilings,
-                const std::vector<Result>& results) {
+// One backend's part of a run: its device, copy ceilings and results.
+struct BackendRun {
+    std::string backend;  // "cpu", "cuda"
+    std::string device;
+    std::map<int, std::vector<CopyCeiling>> ceilings;
+    std::vector<Result> results;
+};
+
+void write_json(const std::string& path, const std::string& command, const MachineInfo& mi, const Options& o,
+                const std::vector<BackendRun>& runs) {
     std::ofstream f(path);
     if (!f) throw std::runtime_error("cannot write " + path);
+    std::string backends, devices;
+    for (const BackendRun& b : runs) {
+        backends += (backends.empty() ? "" : ",") + b.backend;
+        devices += (devices.empty() ? "" : "; ") + b.device;
+    }
     JsonWriter j(f);
     j.begin_object();
-    j.value("tool", "tops-bench").value("command", command);
+    j.value("tool", "tops-bench").value("command", command).value("suite", o.suite);
     j.begin_object("machine")
         .value("cpu_model", mi.cpu_model)
         .value("logical_cpus", mi.logical_cpus)
@@ -338,10 +443,10 @@ void write_json(const std::string& path, const std::string& command, const Machi
         .value("cpu_isa", mi.isa)
         .value("tops_version", mi.tops_version)
         .value("load_average_at_start", mi.load_average)
-        .value("device", dev.description())
+        .value("device", devices)
         .value("onednn", onednn_compiled() ? onednn_version() : std::string("not built"))
         .end_object();
-    j.value("backend", o.backend);
+    j.value("backend", backends);
     j.begin_object("timing")
         .value("warmup_calls", o.run.timing.warmup)
         .value("min_reps", o.run.timing.min_reps)
@@ -349,71 +454,69 @@ void write_json(const std::string& path, const std::string& command, const Machi
         .value("cache", o.run.cache == CacheMode::cold ? "cold" : "warm")
         .value("statistic", "median of per-call times; iqr = (q3 - q1) / median")
         .value("bytes", "each input read once + each output written once")
+        .value("flops", "gemm 2 M N K; attention 4 B H S^2 D, halved when causal")
         .end_object();
     j.begin_array("ceilings");
-    for (const auto& [t, list] : ceilings) {
-        for (size_t k = 0; k < list.size(); ++k) {
-            j.begin_object()
-                .value("threads", t)
-                .value("name", list[k].name)
-                .value("primary", k == 0)
-                .value("bytes_per_call", list[k].bytes)
-                .value("array_bytes", list[k].array_bytes)
-                .value("calls", list[k].stats.reps)
-                .value("cpu_share", list[k].cpu_share >= 0 ? list[k].cpu_share : NAN)
-                .value("median_ms", list[k].stats.median_s * 1e3)
-                .value("iqr_pct", list[k].stats.iqr_pct())
-                .value("gbs", list[k].gbs())
-                .end_object();
+    for (const BackendRun& b : runs) {
+        for (const auto& [t, list] : b.ceilings) {
+            for (size_t k = 0; k < list.size(); ++k) {
+                j.begin_object()
+                    .value("backend", b.backend)
+                    .value("threads", t)
+                    .value("name", list[k].name)
+                    .value("primary", k == 0)
+                    .value("bytes_per_call", list[k].bytes)
+                    .value("array_bytes", list[k].array_bytes)
+                    .value("calls", list[k].stats.reps)
+                    .value("cpu_share", list[k].cpu_share >= 0 ? list[k].cpu_share : NAN)
+                    .value("median_ms", list[k].stats.median_s * 1e3)
+                    .value("iqr_pct", list[k].stats.iqr_pct())
+                    .value("gbs", list[k].gbs())
+                    .end_object();
+            }
         }
     }
     j.end_array();
     j.begin_array("results");
-    for (const Result& r : results) {
-        j.begin_object()
-            .value("op", r.c.op)
-            .value("dtype", tops_dtype_name(r.c.dtype))
-            .array("shape", r.c.shape)
-            .value("options", r.args)
-            .value("threads", r.threads)
-            .value("bytes", r.bytes)
-            .value("buffer_sets", r.pool_sets)
-            .value("buffer_bytes", r.pool_bytes)
-            .value("cache_state", r.cache_state);
-        write_stats(j, "tops", r.tops);
-        j.value("pct_copy", r.tops.ok ? r.pct_copy : NAN);
-        j.value("pct_copy_nt", r.tops.ok && r.pct_copy_nt > 0 ? r.pct_copy_nt : NAN);
-        write_stats(j, "onednn", r.onednn);
-        j.value("ratio_tops_over_onednn", r.ratio > 0 ? r.ratio : NAN);
-        j.end_object();
+    for (const BackendRun& b : runs) {
+        for (const Result& r : b.results) {
+            j.begin_object()
+                .value("backend", b.backend)
+                .value("op", r.c.op)
+                .value("kind", r.flops > 0 ? "compute" : "memory")
+                .value("dtype", tops_dtype_name(r.c.dtype))
+                .array("shape", r.c.shape)
+                .value("options", r.args)
+                .value("threads", r.threads)
+                .value("bytes", r.bytes)
+                .value("flops", r.flops)
+                .value("buffer_sets", r.pool_sets)
+                .value("buffer_bytes", r.pool_bytes)
+                .value("cache_state", r.cache_state);
+            write_stats(j, "tops", r.tops);
+            j.value("pct_copy", r.tops.ok && r.flops == 0 ? r.pct_copy : NAN);
+            j.value("pct_copy_nt", r.tops.ok && r.pct_copy_nt > 0 ? r.pct_copy_nt : NAN);
+            write_stats(j, "onednn", r.onednn);
+            j.value("ratio_tops_over_onednn", r.ratio > 0 ? r.ratio : NAN);
+            j.end_object();
+        }
     }
     j.end_array();
     j.end_object();
 }
 
-int run(int argc, char** argv) {
-    Options o = parse(argc, argv);
-    if (o.list) {
-        std::printf("ops:\n");
-        for (const OpEntry& e : op_table()) std::printf("  %-10s %s\n", e.name, e.help);
-        std::printf("suites:\n  cpu        %zu cases x threads 1,2, with oneDNN\n  cuda       %zu cases\n",
-                    suite_cpu().size(), suite_cuda().size());
-        return 0;
-    }
-    const std::vector<Case> cases = build_cases(o);
-
-    std::unique_ptr<Device> dev;
-    tops_backend_t backend = TOPS_BACKEND_CPU;
-    if (o.backend == "cuda") {
-        std::string why;
-        dev = make_cuda_device(o.device, &why);
-        if (!dev) throw std::runtime_error("--backend cuda: " + why);
-        backend = TOPS_BACKEND_CUDA;
-    } else {
-        dev = make_cpu_device();
-    }
-    const bool is_cpu = backend == TOPS_BACKEND_CPU;
-    if (o.threads.empty() || !is_cpu) o.threads = {is_cpu ? omp_get_max_threads() : 0};
+// Runs the cases on one backend ("cpu" or "cuda"): ceilings, then every case.
+BackendRun run_backend(const Options& o, const std::string& name, const std::vector<Case>& cases,
+                       std::unique_ptr<Device> dev) {
+    BackendRun br;
+    br.backend = name;
+    br.device = dev->description();
+    const bool is_cpu = name == "cpu";
+    const tops_backend_t backend = is_cpu ? TOPS_BACKEND_CPU : TOPS_BACKEND_CUDA;
+    std::vector<int> threads = o.threads;
+    if (threads.empty() || !is_cpu) threads = {is_cpu ? omp_get_max_threads() : 0};
+    RunOptions run = o.run;
+    if (!is_cpu && !o.suite.empty() && !o.min_time_set) run.timing.min_time_s = kCudaSuiteMinTime;
 
     tops_context_t ctx = nullptr;
     if (tops_context_create(backend, o.device, &ctx) != TOPS_SUCCESS) {
@@ -421,30 +524,19 @@ int run(int argc, char** argv) {
     }
     if (!is_cpu) tops_context_set_stream(ctx, dev->stream());
 
-    std::string command = "tops-bench";
-    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-    const MachineInfo mi = machine_info();
-    std::printf("tops-bench  %s\n", mi.tops_version.c_str());
-    std::printf("machine    : %s, %d logical cpus, LLC %zu MiB, tops cpu isa %s\n", mi.cpu_model.c_str(),
-                mi.logical_cpus, mi.llc_bytes >> 20, mi.isa.c_str());
-    std::printf("load avg   : %s (1/5/15 min, at start; more than the thread count means shared cores)\n",
-                mi.load_average.c_str());
-    std::printf("device     : %s\n", dev->description().c_str());
-    std::printf("oneDNN     : %s\n", onednn_compiled() ? onednn_version().c_str() : "not built in");
+    std::printf("\n=== backend %s: %zu cases\n", name.c_str(), cases.size());
+    std::printf("device     : %s\n", br.device.c_str());
     std::printf("timing     : >= %d warm-up calls and >= %.0f ms, then >= %d reps and >= %.2f s; median, IQR\n",
-                o.run.timing.warmup, o.run.timing.warmup_s * 1e3, o.run.timing.min_reps, o.run.timing.min_time_s);
-    std::printf("bytes      : each input read once + each output written once; GB = 1e9 bytes\n");
+                run.timing.warmup, run.timing.warmup_s * 1e3, run.timing.min_reps, run.timing.min_time_s);
     if (is_cpu) {
         std::printf("cpu%%       : process CPU time / (wall time x threads) while timing tops; well under 100 "
                     "means other work shared the cores\n");
     }
-
-    std::map<int, std::vector<CopyCeiling>> ceilings;
     const size_t copy_bytes = o.copy_bytes ? o.copy_bytes : std::max(kMinCopyArray, dev->llc_bytes());
-    for (int t : o.threads) {
-        ceilings[t] = dev->copy_ceilings(is_cpu ? t : 1, copy_bytes);
-        for (size_t k = 0; k < ceilings[t].size(); ++k) {
-            const CopyCeiling& c = ceilings[t][k];
+    for (int t : threads) {
+        br.ceilings[t] = dev->copy_ceilings(is_cpu ? t : 1, copy_bytes);
+        for (size_t k = 0; k < br.ceilings[t].size(); ++k) {
+            const CopyCeiling& c = br.ceilings[t][k];
             std::printf("ceiling    : %-8s %s%-3s %8.2f GB/s  (median of %d calls of %.0f MiB read + written, "
                         "arrays of %.0f MiB, iqr %.1f%%%s)%s\n",
                         c.name, is_cpu ? "threads " : "", is_cpu ? std::to_string(t).c_str() : "", c.gbs(),
@@ -455,22 +547,70 @@ int run(int argc, char** argv) {
     }
     std::printf("\n");
     print_header();
-    std::vector<Result> results;
     for (const Case& c : cases) {
-        for (const Result& r : run_case(*dev, ctx, c, o.threads, o.run, ceilings)) {
+        for (const Result& r : run_case(*dev, ctx, c, threads, run, br.ceilings)) {
             print_row(r);
-            results.push_back(r);
+            br.results.push_back(r);
         }
     }
-    print_notes(results);
+    print_notes(br.results);
+    tops_context_destroy(ctx);
+    return br;
+}
+
+int run(int argc, char** argv) {
+    Options o = parse(argc, argv);
+    if (o.list) {
+        std::printf("ops:\n");
+        for (const OpEntry& e : op_table()) std::printf("  %-18s %s\n", e.name, e.help);
+        std::printf("suites:\n  cpu        %zu cases x threads 1,2, with oneDNN\n  cuda       %zu cases\n"
+                    "  all        cpu, then cuda when a CUDA device is usable\n",
+                    suite_cpu().size(), suite_cuda().size());
+        return 0;
+    }
+    // Backends to run, with their devices; --suite all skips an unusable CUDA with a note.
+    std::vector<std::pair<std::string, std::unique_ptr<Device>>> backends;
+    const std::vector<std::string> wanted =
+        o.suite == "all" ? std::vector<std::string>{"cpu", "cuda"} : std::vector<std::string>{o.backend};
+    for (const std::string& b : wanted) {
+        if (b == "cpu") {
+            backends.emplace_back(b, make_cpu_device());
+            continue;
+        }
+        std::string why;
+        std::unique_ptr<Device> dev = make_cuda_device(o.device, &why);
+        if (dev) {
+            backends.emplace_back(b, std::move(dev));
+        } else if (o.suite == "all") {
+            std::printf("backend cuda skipped: %s\n", why.c_str());
+        } else {
+            throw std::runtime_error("--backend cuda: " + why);
+        }
+    }
+
+    std::string command = "tops-bench";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+    const MachineInfo mi = machine_info();
+    std::printf("tops-bench  %s\n", mi.tops_version.c_str());
+    std::printf("machine    : %s, %d logical cpus, LLC %zu MiB, tops cpu isa %s\n", mi.cpu_model.c_str(),
+                mi.logical_cpus, mi.llc_bytes >> 20, mi.isa.c_str());
+    std::printf("load avg   : %s (1/5/15 min, at start; more than the thread count means shared cores)\n",
+                mi.load_average.c_str());
+    std::printf("oneDNN     : %s\n", onednn_compiled() ? onednn_version().c_str() : "not built in");
+    std::printf("bytes      : each input read once + each output written once; GB = 1e9 bytes\n");
+    std::printf("flops      : gemm 2 M N K; attention 4 B H S^2 D (halved when causal); TFLOP/s = 1e12\n");
+
+    std::vector<BackendRun> runs;
+    for (auto& [name, dev] : backends) runs.push_back(run_backend(o, name, build_cases(o, name), std::move(dev)));
     if (!o.json.empty()) {
-        write_json(o.json, command, mi, *dev, o, ceilings, results);
+        write_json(o.json, command, mi, o, runs);
         std::printf("\nwrote %s\n", o.json.c_str());
     }
-    tops_context_destroy(ctx);
     int failures = 0;
-    for (const Result& r : results) {
-        if (!r.tops.ok || r.tops.check != "ok") ++failures;
+    for (const BackendRun& b : runs) {
+        for (const Result& r : b.results) {
+            if (!r.tops.ok || r.tops.check != "ok") ++failures;
+        }
     }
     return failures ? 1 : 0;
 }

@@ -37,6 +37,8 @@ float half_bits_to_float(uint16_t h) {
     return out;
 }
 
+}  // namespace
+
 double load_element(const unsigned char* base, tops_dtype_t dtype, int64_t i) {
     switch (dtype) {
     case TOPS_DTYPE_F32: {
@@ -66,6 +68,8 @@ double load_element(const unsigned char* base, tops_dtype_t dtype, int64_t i) {
     default: return NAN;
     }
 }
+
+namespace {
 
 // Relative tolerance of a probability computed in fp32 and stored in dtype.
 double softmax_tolerance(tops_dtype_t dtype) {
@@ -532,9 +536,9 @@ std::string eltwise_check(const Case& c, const OpInstance& inst, const HostTenso
 // ------------------------------------------------------------------ attention
 
 // attention / attention_causal: q, k, v, o dense [B, S, H, D] (Sq = Sk, no
-// GQA). The figure tops-bench prints is bytes-based; the FLOPs per call
-// (4 B H S^2 D, halved when causal) are in the args column, and
-// tops-attention-bench reports GFLOP/s against the GEMM and oneDNN.
+// GQA). Compute-bound: reported as TFLOP/s with FLOPs 4 B H S^2 D per call,
+// halved when causal; tops-attention-bench compares the CPU kernel with the
+// GEMM and oneDNN.
 tops_status_t attention_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
     if (c.shape.size() != 4) {
         *err = "attention: --shape must be B,S,H,D";
@@ -551,6 +555,7 @@ tops_status_t attention_create(const Case& c, tops_context_t ctx, OpInstance* ou
     std::ostringstream a;
     a << (causal ? "causal " : "") << "GFLOP/call=" << flops / 1e9;
     out->args = a.str();
+    out->flops = flops;
     tops_attention_desc_t desc = tops_attention_desc_default();
     desc.flags = causal ? TOPS_ATTN_CAUSAL : 0u;
     tops_tensor_desc_t* descs[] = {&desc.q, &desc.k, &desc.v, &desc.o};
@@ -632,7 +637,12 @@ const std::vector<OpEntry>& op_table() {
         {"attention", "attention forward, --shape B,S,H,D (Sq = Sk)", attention_create, attention_check},
         {"attention_causal", "causal attention forward, --shape B,S,H,D", attention_create, attention_check},
     };
-    return table;
+    static const std::vector<OpEntry> all = [] {
+        std::vector<OpEntry> v = table;
+        for (const OpEntry& e : compute_op_entries()) v.push_back(e);
+        return v;
+    }();
+    return all;
 }
 
 const OpEntry* find_op(const std::string& name) {

@@ -156,10 +156,11 @@ private:
     std::string state_;
 };
 
-void finish(Measurement* m, const Timing& timing, double bytes) {
+void finish(Measurement* m, const Timing& timing, double bytes, double flops) {
     m->stats = summarize(timing.seconds);
     m->cpu_share = timing.cpu_share;
     m->gbs = m->stats.median_s > 0 ? bytes / m->stats.median_s / 1e9 : 0;
+    m->tflops = m->stats.median_s > 0 ? flops / m->stats.median_s / 1e12 : 0;
     m->ok = true;
 }
 
@@ -209,6 +210,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
         r.args = inst.args;
         r.threads = is_cpu ? t : 0;
         r.bytes = bytes;
+        r.flops = inst.flops;
         r.pool_sets = int(pool.size());
         r.pool_bytes = pool.bytes();
         r.cache_state = pool.state();
@@ -228,7 +230,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
             r.tops.error = create_error;
         } else {
             try {
-                finish(&r.tops, dev.time_calls(call, opt.timing, t), bytes);
+                finish(&r.tops, dev.time_calls(call, opt.timing, t), bytes, inst.flops);
                 pool.poison_outputs();
                 call(0);
                 const std::string msg = entry->check(c, inst, pool.download_set0());
@@ -240,7 +242,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
         }
 
         auto it = ceilings.find(r.threads);
-        if (r.tops.ok && it != ceilings.end() && !it->second.empty()) {
+        if (r.tops.ok && r.flops == 0 && it != ceilings.end() && !it->second.empty()) {
             r.pct_copy = 100.0 * r.tops.gbs / it->second[0].gbs();
             if (it->second.size() > 1) r.pct_copy_nt = 100.0 * r.tops.gbs / it->second[1].gbs();
         }
@@ -260,7 +262,7 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
                 r.onednn.impl = base->impl();
                 try {
                     auto bcall = [&](int rep) { base->run(pool.set(rep)); };
-                    finish(&r.onednn, dev.time_calls(bcall, opt.timing, t), bytes);
+                    finish(&r.onednn, dev.time_calls(bcall, opt.timing, t), bytes, inst.flops);
                     pool.poison_outputs();
                     bcall(0);
                     const std::string msg = entry->check(c, inst, pool.download_set0());

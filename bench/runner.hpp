@@ -25,6 +25,7 @@ struct Measurement {
     std::string error;   // why there is no figure
     Stats stats;
     double gbs = 0;
+    double tflops = 0;   // compute-bound ops only (flops > 0)
     double cpu_share = -1;  // see Timing
     std::string impl;    // kernel name (tops) or implementation (oneDNN)
     std::string check;   // "ok" or the first mismatch
@@ -35,6 +36,7 @@ struct Result {
     std::string args;
     int threads = 0;     // 0 on CUDA
     double bytes = 0;    // inputs read once + outputs written once
+    double flops = 0;    // > 0: a compute-bound op, reported as TFLOP/s (no % copy)
     int pool_sets = 0;
     double pool_bytes = 0;
     std::string cache_state;  // "cold: ...", "cache-resident: ..."
