@@ -80,11 +80,18 @@ def plot_attention_gpu(ct, out, prefix, formats):
     rows = [r for r in ct["results"] if r.get("family") == "attention" and "seq" in r]
     if not rows:
         return False
-    panels = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False, sharey=True)
-    for ax, (dt, d, causal) in zip(axes[0], panels):
+    dtypes = sorted({r["dtype"] for r in rows}, reverse=True)  # float16 first
+    cols = sorted({(r["head_dim"], r["causal"]) for r in rows})
+    fig, axes = plt.subplots(len(dtypes), len(cols), figsize=(4.2 * len(cols), 3.4 * len(dtypes)), squeeze=False,
+                             sharey=True, constrained_layout=True)
+    panels = [(i, j, dt, d, causal) for i, dt in enumerate(dtypes) for j, (d, causal) in enumerate(cols)]
+    for i, j, dt, d, causal in panels:
+        ax = axes[i][j]
         sel = sorted((r for r in rows if (r["dtype"], r["head_dim"], r["causal"]) == (dt, d, causal)),
                      key=lambda r: r["seq"])
+        if not sel:
+            ax.set_visible(False)
+            continue
         seqs = [r["seq"] for r in sel]
         ax.plot(seqs, [r["tops_tflops"] for r in sel], marker="o", color=COLORS["tops"], label="tops", lw=2)
         names = [n for n in sel[0]["baseline_tflops"]]
@@ -96,9 +103,11 @@ def plot_attention_gpu(ct, out, prefix, formats):
         ax.set_xticks(seqs)
         ax.set_xticklabels([("%dk" % (s // 1024)) if s >= 1024 else str(s) for s in seqs])
         ax.set_title("%s, head dim %d%s" % (dt, d, ", causal" if causal else ""), fontsize=10)
-        ax.set_xlabel("sequence length (batch x seq = %d tokens)" % (sel[0]["batch"] * sel[0]["seq"]))
+        if i == len(dtypes) - 1:
+            ax.set_xlabel("sequence length (batch x seq = %d tokens)" % (sel[0]["batch"] * sel[0]["seq"]))
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("TFLOP/s (4 B H S^2 D, /2 causal)")
+    for row in axes:
+        row[0].set_ylabel("TFLOP/s (4 B H S^2 D, /2 causal)")
     axes[0][0].set_ylim(bottom=0)
     axes[0][0].legend(fontsize=8, loc="upper left")
     fig.suptitle("Attention forward on %s (torch %s)" % (ct.get("device", "GPU"), ct.get("torch", "?")), fontsize=11)
@@ -149,37 +158,43 @@ def ceiling_gbs(tb, backend, threads):
 
 
 def plot_memory_tops_bench(tb, backend, out, prefix, formats):
+    """One panel per thread count: tops (and oneDNN where it has the op) as % of that count's copy ceiling."""
     rows = [r for r in tb["results"] if r.get("backend", tb.get("backend")) == backend
             and r.get("kind", "memory") == "memory" and r["tops"].get("ok")]
     if not rows:
         return False
+
+    def key(r):
+        return "%s %s %s" % (r["op"], r["dtype"], shape_str(r["shape"]))
+    cases = list(dict.fromkeys(key(r) for r in rows))
     threads = sorted({r["threads"] for r in rows})
-    cases = []
-    for r in rows:
-        key = "%s %s %s" % (r["op"], r["dtype"], shape_str(r["shape"]))
-        if key not in cases:
-            cases.append(key)
-    series = []
-    shades = {1: ("#d62728", "#1f77b4"), 2: ("#ff9896", "#aec7e8")}
-    for t in threads:
+    fig, axes = plt.subplots(1, len(threads), figsize=(5.2 * len(threads), 0.45 * len(cases) + 1.6),
+                             squeeze=False, sharey=True)
+    for ax, t in zip(axes[0], threads):
         ceil = ceiling_gbs(tb, backend, t)
-        tops, base = [], []
-        for key in cases:
-            r = next((r for r in rows if r["threads"] == t and
-                      "%s %s %s" % (r["op"], r["dtype"], shape_str(r["shape"])) == key), None)
-            tops.append(100 * r["tops"]["gbs"] / ceil if r and ceil else None)
-            base.append(100 * r["onednn"]["gbs"] / ceil if r and ceil and r["onednn"].get("ok") else None)
-        tt = " (%d thr, copy %.1f GB/s)" % (t, ceil or 0) if backend == "cpu" else " (copy %.0f GB/s)" % (ceil or 0)
-        col = shades.get(t, ("#d62728", "#1f77b4"))
-        series.append(("tops" + tt, tops, col[0]))
+        by_case = {key(r): r for r in rows if r["threads"] == t}
+        tops = [100 * by_case[c]["tops"]["gbs"] / ceil if c in by_case and ceil else None for c in cases]
+        base = [100 * by_case[c]["onednn"]["gbs"] / ceil if c in by_case and ceil and by_case[c]["onednn"].get("ok")
+                else None for c in cases]
+        series = [("tops", tops, COLORS["tops"])]
         if any(v is not None for v in base):
-            series.append(("oneDNN" + tt, base, col[1]))
-    fig, ax = plt.subplots(figsize=(9, 0.22 * len(cases) * len(series) + 1.5))
-    barh_groups(ax, cases, series, "% of the copy ceiling measured in the same run (read + written bytes)")
+            series.append(("oneDNN", base, COLORS["oneDNN"]))
+        barh_groups(ax, cases, series, "% of copy (read + written bytes)")
+        share = [by_case[c]["tops"].get("cpu_share") for c in cases if c in by_case]
+        share = [v for v in share if isinstance(v, (int, float)) and v == v]
+        title = "%d thread%s: copy %.1f GB/s" % (t, "s" if t > 1 else "", ceil or 0) if backend == "cpu" \
+            else "copy %.0f GB/s" % (ceil or 0)
+        if share:
+            title += ", cpu share %.0f-%.0f%%" % (100 * min(share), 100 * max(share))
+        ax.set_title(title, fontsize=9)
+        if ax is not axes[0][-1]:
+            ax.get_legend().remove()
     m = tb["machine"]
-    where = m["cpu_model"] + ", %d cpus, load %s" % (m["logical_cpus"], m["load_average_at_start"].split()[0]) \
-        if backend == "cpu" else m["device"]
-    ax.set_title("Memory-bound ops, %s backend: %s" % (backend, where), fontsize=9)
+    where = m["device"]
+    if backend == "cpu":
+        load = m["load_average_at_start"].split()[0]
+        where = "%s, %d cpus, load average %s at start" % (m["cpu_model"], m["logical_cpus"], load)
+    fig.suptitle("Memory-bound ops, %s backend (%s)" % (backend, where), fontsize=10)
     save(fig, out, prefix + "-memory-bound", formats)
     return True
 
@@ -250,7 +265,10 @@ def plot_attention_cpu(tb, out, prefix, formats):
         best = max(1e3 * r["tops"]["tflops"] for r in gemm if r["threads"] == t)
         ax.axhline(best, color=COLORS["peak"], lw=0.8, ls=":")
         ax.text(ax.get_xlim()[0], best, " best tops GEMM, %d thr" % t, fontsize=6, va="bottom")
+    seqs = sorted({r["shape"][1] for r in rows})
     ax.set_xscale("log", base=2)
+    ax.set_xticks(seqs)
+    ax.set_xticklabels([str(v) for v in seqs])
     ax.set_xlabel("sequence length (B = 1, H = 16, D = 64, f32)")
     ax.set_ylabel("GFLOP/s")
     ax.set_ylim(bottom=0)
