@@ -1,0 +1,60 @@
+// The CUDA Conv2d kernels' shared parameter struct and launchers.
+//   conv_igemm.cu      tensor-core implicit GEMM (NHWC f16/bf16, channels % 8 == 0)
+//   conv_simt.cu       f32-FMA implicit GEMM for every other layout and dtype
+//   conv_depthwise.cu  direct depthwise kernel (groups == input channels)
+//   conv.cpp           the plan: ConvParams -> ConvKernelParams, kernel choice
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/backend.hpp"
+#include "cuda/common/cuda_status.hpp"
+
+namespace tops::cuda {
+
+// One grouped 2-D convolution, y = act(alpha * conv(x, w) + bias + beta * residual),
+// passed by value to every conv kernel. Channel counts are per group; strides
+// are element strides in the order named (a channel stride counts channels
+// across all groups). Output rows are P x Q; padding on the bottom/right is
+// implied by P and Q, so only the top/left padding is stored.
+struct ConvKernelParams {
+    const void* x = nullptr;         // (N, C * groups, H, W) in any strides
+    const void* w = nullptr;         // (K * groups, C, R, S)
+    const void* bias = nullptr;      // (K * groups) or nullptr
+    const void* residual = nullptr;  // y's shape or nullptr
+    void* y = nullptr;               // (N, K * groups, P, Q)
+    int n = 0, h = 0, w_in = 0;      // input batch and spatial size
+    int c = 0, k = 0, groups = 1;    // channels per group
+    int r = 0, s = 0, p = 0, q = 0;
+    int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+    int64_t xs[4] = {};    // n, c, h, w
+    int64_t ws[4] = {};    // k, c, r, s
+    int64_t ys[4] = {};    // n, k, h, w
+    int64_t res[4] = {};   // n, k, h, w
+    int64_t bias_stride = 0;
+    bool bias_f32 = false;  // bias stored as f32 (else as y's dtype)
+    float alpha = 1.0f, beta = 1.0f;
+    Activation act = Activation::none;
+    // Epilogue may use 16-byte vectors along K (unit K stride of y and residual,
+    // K per group % 8 == 0, aligned pointers and strides).
+    bool vec_out = false;
+};
+
+// Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).
+enum class IgemmConfig { k128x128, k128x64, k64x64, count };
+const char* igemm_config_name(IgemmConfig c);
+// Shared-memory bytes the config's kernel uses (0 = unknown config).
+int igemm_smem_bytes(IgemmConfig c);
+// Raises the kernels' dynamic shared-memory limit on the current device.
+Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype);
+Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream);
+
+enum class SimtConfig { k128x128, k64x64, count };
+const char* simt_config_name(SimtConfig c);
+Status launch_conv_simt(const ConvKernelParams& p, SimtConfig c, tops_dtype_t dtype, cudaStream_t stream);
+
+Status launch_conv_depthwise(const ConvKernelParams& p, tops_dtype_t dtype, cudaStream_t stream);
+
+}  // namespace tops::cuda

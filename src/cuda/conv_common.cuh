@@ -1,0 +1,86 @@
+// Device helpers shared by the Conv2d kernels: the fused epilogue
+// y = act(alpha * acc + bias + beta * residual) for one output element or for
+// eight consecutive output channels, and output-pixel decomposition.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/common/device.cuh"
+#include "cuda/conv.hpp"
+
+namespace tops::cuda {
+
+__device__ __forceinline__ float conv_activate(Activation act, float v) {
+    switch (act) {
+        case Activation::relu: return v < 0.0f ? 0.0f : v;
+        case Activation::gelu_erf: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        case Activation::gelu_tanh: {
+            constexpr float kSqrt2OverPi = 0.79788456080286536f;
+            constexpr float kCubic = 0.044715f;
+            return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
+        }
+        case Activation::silu: return v / (1.0f + expf(-v));
+        default: return v;
+    }
+}
+
+template <class T>
+__device__ __forceinline__ float conv_bias(const ConvKernelParams& p, int64_t ko) {
+    if (!p.bias) return 0.0f;
+    if (p.bias_f32) return static_cast<const float*>(p.bias)[ko * p.bias_stride];
+    return ElemTraits<T>::to_float(static_cast<const T*>(p.bias)[ko * p.bias_stride]);
+}
+
+// Output pixel m = (n * P + oh) * Q + ow.
+struct ConvPixel {
+    int n, oh, ow;
+};
+
+__device__ __forceinline__ ConvPixel conv_pixel(int m, int p, int q) {
+    const int pq = p * q;
+    ConvPixel px;
+    px.n = m / pq;
+    const int rem = m - px.n * pq;
+    px.oh = rem / q;
+    px.ow = rem - px.oh * q;
+    return px;
+}
+
+// One output element: ko is the channel across groups.
+template <class T>
+__device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const ConvPixel& px, int64_t ko, float acc) {
+    float v = p.alpha * acc + conv_bias<T>(p, ko);
+    if (p.residual) {
+        const T* r = static_cast<const T*>(p.residual);
+        v += p.beta * ElemTraits<T>::to_float(
+                          r[px.n * p.res[0] + ko * p.res[1] + px.oh * p.res[2] + px.ow * p.res[3]]);
+    }
+    T* y = static_cast<T*>(p.y);
+    y[px.n * p.ys[0] + ko * p.ys[1] + px.oh * p.ys[2] + px.ow * p.ys[3]] =
+        ElemTraits<T>::from_float(conv_activate(p.act, v));
+}
+
+// Eight consecutive channels ko .. ko + 7 with 16-byte (f16/bf16) accesses;
+// requires p.vec_out.
+template <class T>
+__device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const ConvPixel& px, int64_t ko,
+                                                const float (&acc)[8]) {
+    static_assert(sizeof(T) == 2, "16-byte epilogue vectors hold 8 two-byte elements");
+    using V = Vec<T, 8>;
+    float v[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
+    if (p.residual) {
+        const T* r = static_cast<const T*>(p.residual);
+        const V rv = *reinterpret_cast<const V*>(r + px.n * p.res[0] + ko + px.oh * p.res[2] + px.ow * p.res[3]);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] += p.beta * ElemTraits<T>::to_float(rv.v[e]);
+    }
+    V out;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out.v[e] = ElemTraits<T>::from_float(conv_activate(p.act, v[e]));
+    T* y = static_cast<T*>(p.y);
+    *reinterpret_cast<V*>(y + px.n * p.ys[0] + ko + px.oh * p.ys[2] + px.ow * p.ys[3]) = out;
+}
+
+}  // namespace tops::cuda

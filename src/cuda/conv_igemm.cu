@@ -1,0 +1,307 @@
+// Conv2d forward as an implicit GEMM on tensor cores (NHWC activations, KRSC
+// filters, f16/bf16 with f32 accumulation).
+//
+// Strategy: per group, y (M = N*P*Q pixels x K channels) = A (M x R*S*C) *
+// B^T (K x R*S*C), where row m of A is the receptive field of pixel m, never
+// materialized (no im2col buffer). The reduction runs over (r, s, channel
+// block of BK): for a fixed filter tap (r, s) the BK channels of a pixel are
+// contiguous in NHWC, so each A row of the tile is 16-byte chunks copied with
+// cp.async straight from x, and B rows likewise from the KRSC filter.
+// Padding, image edges and tile edges never branch around a copy: each thread
+// precomputes, per A row it loads, bitmasks of the valid filter rows r and
+// columns s once per tile, and an invalid chunk is a zero-filling cp.async.
+// STAGES tiles are in flight (multi-stage cp.async pipeline); fragments come
+// from XOR-swizzled shared memory through ldmatrix (conflict-free for both
+// the 16-byte cp.async stores and the 8-row ldmatrix reads), and each warp
+// issues mma.sync m16n8k16 over its (WM, WN) tile. The epilogue stages the
+// f32 accumulators through shared memory so that bias, residual, activation
+// and the f16/bf16 conversion run on 8 consecutive channels with 16-byte
+// loads and stores.
+//
+// Requirements (checked by the plan): channels per group % 8 == 0, unit
+// channel strides of x and w, every other x/w stride % 8 == 0, 16-byte aligned
+// x and w, R and S <= 32, N*P*Q < 2^31.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/common/mma.cuh"
+#include "cuda/conv_common.cuh"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kChunkBytes = 16;     // one cp.async / one ldmatrix row
+constexpr int kElemsPerChunk = 8;   // f16 / bf16 elements per chunk
+constexpr int kEpiPad = 8;          // f32 padding per staged row: conflict-free float2 stores
+
+// Tile traits: (BM pixels, BN channels, BK reduction) per CTA, (WM, WN) per warp.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_>
+struct IgemmTile {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
+    static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+    static constexpr int MT = WM / 16, NT = WN / 8;  // mma tiles per warp
+    static constexpr int CPR = BK / kElemsPerChunk;  // 16-byte chunks per smem row
+    static constexpr int kRowStep = kThreads / CPR;  // rows one pass of the CTA loads
+    static constexpr int A_CHUNKS = BM / kRowStep, B_CHUNKS = BN / kRowStep;
+    static constexpr int kSmemA = BM * BK * 2, kSmemB = BN * BK * 2;
+    static constexpr int kSmemStage = kSmemA + kSmemB;
+    static constexpr int kEpiLd = BN + kEpiPad;
+    static constexpr int kSmemEpi = BM * kEpiLd * 4;
+    static constexpr int kSmem = STAGES * kSmemStage > kSmemEpi ? STAGES * kSmemStage : kSmemEpi;
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the CTA");
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "B fragments are loaded two n8 tiles at a time");
+    static_assert(BK % 16 == 0 && (CPR == 4 || CPR == 8), "swizzle covers 64- and 128-byte rows");
+    static_assert(kThreads % CPR == 0 && BM % kRowStep == 0 && BN % kRowStep == 0, "loads tile exactly");
+    static_assert(STAGES >= 2, "pipeline needs two stages");
+};
+
+// Measured on H100 (docs/performance.md, conv section):
+//  128x128: 8 warps of 64x32; the K >= 128 layers with enough pixel tiles to fill the SMs.
+//  128x64:  4 warps of 64x32; K = 64 layers (ResNet stage 1, the 1x1 reduction).
+//  64x64:   4 warps of 32x32; few pixels (7x7, 14x14 maps): 4x the CTAs of 128x128 to fill 132 SMs.
+// BK = 32 (64-byte rows): C = 64 layers still get 2 pipeline steps per filter tap.
+using Tile128x128 = IgemmTile<128, 128, 32, 64, 32, 4>;
+using Tile128x64 = IgemmTile<128, 64, 32, 64, 32, 4>;
+using Tile64x64 = IgemmTile<64, 64, 32, 32, 32, 4>;
+
+// 16-byte chunk index of (row, chunk) in a tile of CPR chunks per row: chunks
+// are permuted inside each 128-byte line by the line index.
+template <int CPR>
+__device__ __forceinline__ int igemm_swizzle(int row, int chunk) {
+    const int lin = row * CPR + chunk;
+    const int line = lin >> 3;
+    return (line << 3) | ((lin & 7) ^ (line & 7));
+}
+
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
+    constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, CPR = Tile::CPR;
+    constexpr int MT = Tile::MT, NT = Tile::NT, STAGES = Tile::STAGES;
+    extern __shared__ uint4 igemm_smem[];
+    char* smem = reinterpret_cast<char*>(igemm_smem);
+    const uint32_t smem_base = smem_addr(smem);
+
+    const int tid = threadIdx.x, lane = tid % kWarpSize, warp = tid / kWarpSize;
+    const int wm = warp / Tile::kWarpsN, wn = warp % Tile::kWarpsN;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, g = blockIdx.z;
+    const int M = p.n * p.p * p.q;
+    const T* x = static_cast<const T*>(p.x) + int64_t(g) * p.c;
+    const T* w = static_cast<const T*>(p.w) + int64_t(g) * p.k * p.ws[0];
+
+    // Loader state: this thread copies chunk `chunk` of rows row0 + i * kRowStep.
+    const int chunk = tid % CPR, row0 = tid / CPR;
+    int64_t a_base[Tile::A_CHUNKS];
+    uint32_t a_mask_r[Tile::A_CHUNKS], a_mask_s[Tile::A_CHUNKS];
+#pragma unroll
+    for (int i = 0; i < Tile::A_CHUNKS; ++i) {
+        const int m = m0 + row0 + i * Tile::kRowStep;
+        a_base[i] = 0;
+        a_mask_r[i] = 0;
+        a_mask_s[i] = 0;
+        if (m < M) {
+            const ConvPixel px = conv_pixel(m, p.p, p.q);
+            const int h0 = px.oh * p.stride_h - p.pad_h, w0 = px.ow * p.stride_w - p.pad_w;
+            a_base[i] = px.n * p.xs[0] + int64_t(h0) * p.xs[2] + int64_t(w0) * p.xs[3];
+            for (int r = 0; r < p.r; ++r) {
+                const int hh = h0 + r * p.dil_h;
+                a_mask_r[i] |= uint32_t(hh >= 0 && hh < p.h) << r;
+            }
+            for (int s = 0; s < p.s; ++s) {
+                const int ww = w0 + s * p.dil_w;
+                a_mask_s[i] |= uint32_t(ww >= 0 && ww < p.w_in) << s;
+            }
+        }
+    }
+    int64_t b_base[Tile::B_CHUNKS];
+    bool b_valid[Tile::B_CHUNKS];
+#pragma unroll
+    for (int j = 0; j < Tile::B_CHUNKS; ++j) {
+        const int kn = n0 + row0 + j * Tile::kRowStep;
+        b_valid[j] = kn < p.k;
+        b_base[j] = int64_t(kn) * p.ws[0];
+    }
+
+    const int c_steps = (p.c + BK - 1) / BK;
+    const int k_tiles = p.r * p.s * c_steps;
+    int tap_r = 0, tap_s = 0, c0 = 0;  // next tile to load
+
+    auto load_tile = [&](int stage) {
+        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
+        const uint32_t sb = sa + Tile::kSmemA;
+        const int c = c0 + chunk * kElemsPerChunk;
+        const bool c_ok = c < p.c;
+        const int64_t a_off = int64_t(tap_r * p.dil_h) * p.xs[2] + int64_t(tap_s * p.dil_w) * p.xs[3] + c;
+#pragma unroll
+        for (int i = 0; i < Tile::A_CHUNKS; ++i) {
+            const bool ok = c_ok && ((a_mask_r[i] >> tap_r) & (a_mask_s[i] >> tap_s) & 1u);
+            const T* src = ok ? x + (a_base[i] + a_off) : x;
+            cp_async_16_zfill(sa + igemm_swizzle<CPR>(row0 + i * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
+        }
+        const int64_t b_off = tap_r * p.ws[2] + tap_s * p.ws[3] + c;
+#pragma unroll
+        for (int j = 0; j < Tile::B_CHUNKS; ++j) {
+            const bool ok = c_ok && b_valid[j];
+            const T* src = ok ? w + (b_base[j] + b_off) : w;
+            cp_async_16_zfill(sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
+        }
+        c0 += BK;
+        if (c0 >= p.c) {
+            c0 = 0;
+            if (++tap_s == p.s) {
+                tap_s = 0;
+                ++tap_r;
+            }
+        }
+    };
+
+#pragma unroll
+    for (int st = 0; st < STAGES - 1; ++st) {
+        if (st < k_tiles) load_tile(st);
+        cp_async_commit();
+    }
+
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt landed for all; stage (kt - 1) % STAGES is free
+        if (kt + STAGES - 1 < k_tiles) load_tile((kt + STAGES - 1) % STAGES);
+        cp_async_commit();
+
+        const uint32_t sa = smem_base + (kt % STAGES) * Tile::kSmemStage;
+        const uint32_t sb = sa + Tile::kSmemA;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            uint32_t af[MT][4];
+            uint32_t bf[NT][2];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                const int row = wm * Tile::WM + mt * 16 + lane % 16;
+                ldmatrix_x4(af[mt], sa + igemm_swizzle<CPR>(row, kk * 2 + lane / 16) * kChunkBytes);
+            }
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                const int row = wn * Tile::WN + np * 16 + lane % 8 + (lane / 16) * 8;
+                uint32_t t[4];
+                ldmatrix_x4(t, sb + igemm_swizzle<CPR>(row, kk * 2 + (lane / 8) % 2) * kChunkBytes);
+                bf[2 * np][0] = t[0];
+                bf[2 * np][1] = t[1];
+                bf[2 * np + 1][0] = t[2];
+                bf[2 * np + 1][1] = t[3];
+            }
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt]);
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done with the pipeline buffers
+
+    // Accumulators -> shared (BM, BN + kEpiPad) f32.
+    float* cs = reinterpret_cast<float*>(smem);
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+            const int row = wm * Tile::WM + mt * 16 + lane / 4;
+            const int col = wn * Tile::WN + nt * 8 + (lane % 4) * 2;
+            *reinterpret_cast<float2*>(cs + row * Tile::kEpiLd + col) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2*>(cs + (row + 8) * Tile::kEpiLd + col) =
+                make_float2(acc[mt][nt][2], acc[mt][nt][3]);
+        }
+    }
+    __syncthreads();
+
+    constexpr int kColChunks = BN / 8;
+    for (int idx = tid; idx < BM * kColChunks; idx += Tile::kThreads) {
+        const int row = idx / kColChunks, col = (idx % kColChunks) * 8;
+        const int m = m0 + row, kn = n0 + col;
+        if (m >= M || kn >= p.k) continue;
+        const ConvPixel px = conv_pixel(m, p.p, p.q);
+        const float4 lo = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col);
+        const float4 hi = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col + 4);
+        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        const int64_t ko = int64_t(g) * p.k + kn;
+        if (p.vec_out) {
+            conv_store_vec8<T>(p, px, ko, v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                if (kn + e < p.k) conv_store_one<T>(p, px, ko + e, v[e]);
+            }
+        }
+    }
+}
+
+template <class Tile>
+dim3 igemm_grid(const ConvKernelParams& p) {
+    const int64_t m = int64_t(p.n) * p.p * p.q;
+    return dim3(unsigned((m + Tile::BM - 1) / Tile::BM), unsigned((p.k + Tile::BN - 1) / Tile::BN),
+                unsigned(p.groups));
+}
+
+// The one dispatch point: (dtype, config) -> kernel. Six instantiations.
+template <class Fn>
+Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
+    auto with_tile = [&](auto tile) -> Status {
+        using Tile = decltype(tile);
+        if (dtype == TOPS_DTYPE_F16) return fn(tile, conv_igemm_nhwc_kernel<__half, Tile>);
+        if (dtype == TOPS_DTYPE_BF16) return fn(tile, conv_igemm_nhwc_kernel<__nv_bfloat16, Tile>);
+        return Status(TOPS_ERROR_INTERNAL, "conv igemm: unexpected dtype");
+    };
+    switch (c) {
+        case IgemmConfig::k128x128: return with_tile(Tile128x128{});
+        case IgemmConfig::k128x64: return with_tile(Tile128x64{});
+        case IgemmConfig::k64x64: return with_tile(Tile64x64{});
+        default: return Status(TOPS_ERROR_INTERNAL, "conv igemm: unexpected config");
+    }
+}
+
+}  // namespace
+
+const char* igemm_config_name(IgemmConfig c) {
+    switch (c) {
+        case IgemmConfig::k128x128: return "128x128x32_s4_w64x32";
+        case IgemmConfig::k128x64: return "128x64x32_s4_w64x32";
+        case IgemmConfig::k64x64: return "64x64x32_s4_w32x32";
+        default: return "?";
+    }
+}
+
+int igemm_smem_bytes(IgemmConfig c) {
+    switch (c) {
+        case IgemmConfig::k128x128: return Tile128x128::kSmem;
+        case IgemmConfig::k128x64: return Tile128x64::kSmem;
+        case IgemmConfig::k64x64: return Tile64x64::kSmem;
+        default: return 0;
+    }
+}
+
+Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
+    return igemm_dispatch(c, dtype, [&](auto tile, auto kernel) {
+        using Tile = decltype(tile);
+        return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmem),
+                           "conv igemm: cudaFuncSetAttribute");
+    });
+}
+
+Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream) {
+    return igemm_dispatch(c, dtype, [&](auto tile, auto kernel) {
+        using Tile = decltype(tile);
+        kernel<<<igemm_grid<Tile>(p), Tile::kThreads, Tile::kSmem, stream>>>(p);
+        return launch_status("conv_igemm_nhwc");
+    });
+}
+
+}  // namespace tops::cuda
