@@ -250,7 +250,9 @@ typedef enum tops_arg_kind {
     TOPS_ARG_LSE = 32,     /**< output: row log-sum-exp (f32) */
     TOPS_ARG_SEQLENS_K = 33,    /**< per-batch valid key lengths (i32 [B]) */
     TOPS_ARG_CU_SEQLENS_Q = 34, /**< varlen: cumulative query offsets (i32 [B+1]) */
-    TOPS_ARG_CU_SEQLENS_K = 35  /**< varlen: cumulative key offsets (i32 [B+1]) */
+    TOPS_ARG_CU_SEQLENS_K = 35, /**< varlen: cumulative key offsets (i32 [B+1]) */
+    TOPS_ARG_W = 36,            /**< convolution filter */
+    TOPS_ARG_CU_SEQLENS = 40    /**< unpad output / pad input: cumulative sequence offsets (i32 [B+1]) */
 } tops_arg_kind_t;
 
 /** One tagged execute argument: a pointer to the tensor's first element. */
@@ -295,6 +297,11 @@ TOPS_API tops_status_t tops_op_destroy(tops_op_t op);
  *   take part (values clamped to [0, dims[axis]]). Argument TOPS_ARG_LENGTHS.
  * Masked-out positions are written as 0 (-inf for log-softmax); a row with
  * no position left is all 0 (all -inf for log-softmax), never NaN.
+ * Non-finite inputs: a row where scale * x is NaN or +inf at a position
+ * taking part is all NaN (+inf - +inf); -inf entries get probability 0 (-inf
+ * for log-softmax); masked-out and past-length entries never reach the row.
+ * Denormal inputs are not flushed; a huge scale gives one-hot rows, a tiny
+ * one uniform rows. A dim of 0: nothing is written.
  */
 typedef struct tops_softmax_desc {
     uint32_t struct_size;       /**< sizeof(tops_softmax_desc_t) */
@@ -321,7 +328,8 @@ TOPS_API tops_status_t tops_softmax_create(tops_context_t ctx, const tops_softma
 /**
  * y[i0, .., in-1] = x[j] with j[perm[k]] = i[k]: y.dims[k] == x.dims[perm[k]].
  * x, y: same dtype (any), same rank, any strides (y must not overlap itself
- * and must not overlap x).
+ * and must not overlap x). Elements are copied bit for bit (NaN payloads,
+ * infinities, denormals and -0 unchanged). A dim of 0: nothing is written.
  */
 typedef struct tops_transpose_desc {
     uint32_t struct_size;  /**< sizeof(tops_transpose_desc_t) */
@@ -360,6 +368,11 @@ typedef enum tops_norm_kind {
  * mean, rstd (optional f32 outputs): dims = x's leading dims (rank x.rank -
  *   normalized_rank); mean only for TOPS_NORM_LAYER.
  * y may be x or residual (in place), and prenorm may be x or residual.
+ * Non-finite inputs: a NaN in s makes its row of y NaN, as does +-inf under
+ * LayerNorm; under RMSNorm +-inf gives rstd = 0: that entry NaN, the rest of
+ * the row 0. Other rows are unaffected. A constant row has
+ * variance 0 and normalizes to beta (LayerNorm), never NaN, as eps > 0;
+ * denormals are not flushed. Empty leading dims: nothing is written.
  * Arguments: X, Y [, GAMMA, BETA, BIAS, RESIDUAL, PRENORM, MEAN, RSTD].
  */
 typedef struct tops_norm_desc {
@@ -402,6 +415,8 @@ typedef enum tops_reduce_op {
 /**
  * y = reduce(x) over the dims whose bit is set in axes, f32 accumulation.
  * Deterministic: the same input gives bitwise the same output on every run.
+ * Non-finite inputs follow IEEE arithmetic (a NaN reaches every reduction
+ * it takes part in, +inf + -inf is NaN); denormals are not flushed.
  * x: f32, f16 or bf16, any strides. y: any float dtype; dims = x's dims with
  * the reduced dims set to 1 (keepdims) or removed. Arguments: X, Y.
  */
@@ -427,6 +442,9 @@ TOPS_API tops_status_t tops_reduce_create(tops_context_t ctx, const tops_reduce_
 /**
  * Activations. Non-finite inputs: NaN stays NaN except under ReLU (max(x, 0)
  * gives 0); GELU and SiLU of -inf are NaN (-inf * 0), of +inf +inf.
+ * The elementwise ops (bias_act, PReLU, weighted sum) otherwise follow IEEE
+ * arithmetic (a weighted-sum coefficient of 0 times +-inf is NaN), do not
+ * flush denormals, and write nothing for a dim of 0.
  */
 typedef enum tops_activation {
     TOPS_ACT_NONE = 0,
@@ -515,6 +533,10 @@ TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_w
  * Dtypes: A and B f32, f16 or bf16 (the same); D f32, or for f16/bf16 inputs
  * that dtype or f32; C and bias (optional, bias [N]) have D's dtype.
  * C is read only when beta != 0. Arguments: A, B, D [, C, BIAS].
+ * Non-finite inputs: IEEE arithmetic; a NaN in row i of op(A) makes row i of
+ * D NaN, one in column j of op(B) or in bias[j] column j; a NaN in C matters
+ * only when beta != 0. M or N = 0: nothing is written; K = 0: D =
+ * act(beta * C + bias).
  */
 typedef struct tops_gemm_desc {
     uint32_t struct_size; /**< sizeof(tops_gemm_desc_t) */
@@ -559,6 +581,9 @@ TOPS_API tops_status_t tops_gemm_create(tops_context_t ctx, const tops_gemm_desc
  *   sequence); window_left/right >= 0 additionally keep only keys with
  *   i + Sk - Sq - left <= j <= i + Sk - Sq + right (-1 = unbounded).
  * A query row with no visible key gets O = 0 and LSE = -inf, never NaN.
+ * Non-finite inputs: a NaN in Q row i makes row i of O NaN; a NaN in key j
+ *   makes the O rows that see key j NaN; a NaN in V (key j, column c) makes
+ *   column c of those rows NaN. B = 0 or Sq = 0: nothing is written.
  * Dtypes: Q, K, V, O the same; CUDA f16/bf16, CPU f32/f16/bf16; f32 math.
  * Head dims: any on the CPU; on CUDA see tops_last_error() of a rejected create.
  * Arguments: Q, K, V, O [, LSE, SEQLENS_K, CU_SEQLENS_Q, CU_SEQLENS_K].
@@ -587,6 +612,122 @@ TOPS_API tops_attention_desc_t tops_attention_desc_default(void);
 /** Create an attention op. */
 TOPS_API tops_status_t tops_attention_create(tops_context_t ctx, const tops_attention_desc_t *desc,
                                              tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* 2-D convolution                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Dims order of x, y and residual. Strides stay free (any layout in memory). */
+typedef enum tops_conv_layout {
+    TOPS_CONV_NCHW = 0, /**< [N, C, H, W] */
+    TOPS_CONV_NHWC = 1  /**< [N, H, W, C] (channels last) */
+} tops_conv_layout_t;
+
+/** Dims order of the filter w. Strides stay free. */
+typedef enum tops_conv_filter_layout {
+    TOPS_CONV_FILTER_KCRS = 0, /**< [K, C / groups, R, S] */
+    TOPS_CONV_FILTER_KRSC = 1  /**< [K, R, S, C / groups] */
+} tops_conv_filter_layout_t;
+
+/** Convolution flags. */
+#define TOPS_CONV_ALLOW_TF32 1u /**< f32 inputs may use TF32 tensor cores (CUDA) */
+
+/**
+ * y = act(conv(x, w) + bias [+ residual]), cross-correlation as in cuDNN and
+ * PyTorch, f32 accumulation:
+ *   y[n, k, p, q] = sum_{c, r, s} x[n, g*C/G + c, p*stride_h - pad_top + r*dilation_h,
+ *                                      q*stride_w - pad_left + s*dilation_w] * w[k, c, r, s]
+ * with g = k / (K / G) the group of output channel k (G = groups) and taps
+ * outside x reading 0. Output size:
+ *   P = (H + pad_top + pad_bottom - dilation_h * (R - 1) - 1) / stride_h + 1
+ *   Q = (W + pad_left + pad_right - dilation_w * (S - 1) - 1) / stride_w + 1
+ * (tops_conv2d_output_dims computes it; both must be >= 1).
+ *
+ * x: [N, C, H, W] or [N, H, W, C] per layout; y and residual (optional):
+ *   [N, K, P, Q] or [N, P, Q, K] in the same order. w: [K, C/G, R, S] or
+ *   [K, R, S, C/G] per filter_layout. bias (optional): [K]. All tensors have
+ *   one dtype (f32, f16, bf16) and any strides; dense channels-last (NHWC +
+ *   KRSC) is the fast path on both backends. groups divides C and K
+ *   (groups = C is a depthwise convolution). strides and dilations >= 1,
+ *   paddings >= 0 (asymmetric allowed; padding may exceed the kernel).
+ * y may be residual (same layout): each residual element is read right
+ *   before the same y element is written. y must not overlap x, w or bias.
+ * Arguments: X, W, Y [, BIAS, RESIDUAL]. Workspace: tops_op_workspace_size.
+ */
+typedef struct tops_conv2d_desc {
+    uint32_t struct_size;                    /**< sizeof(tops_conv2d_desc_t) */
+    tops_conv_layout_t layout;               /**< dims order of x, y, residual */
+    tops_conv_filter_layout_t filter_layout; /**< dims order of w */
+    tops_tensor_desc_t x;
+    tops_tensor_desc_t w;
+    tops_tensor_desc_t bias;     /**< optional */
+    tops_tensor_desc_t residual; /**< optional */
+    tops_tensor_desc_t y;
+    int32_t stride_h, stride_w;                           /**< >= 1 */
+    int32_t pad_top, pad_bottom, pad_left, pad_right;     /**< >= 0 */
+    int32_t dilation_h, dilation_w;                       /**< >= 1 */
+    int32_t groups;                                       /**< >= 1 */
+    tops_activation_t act;                                /**< after bias and residual */
+    uint32_t flags;                                       /**< TOPS_CONV_* */
+} tops_conv2d_desc_t;
+
+/** A conv2d desc with struct_size set, NCHW / KCRS, strides, dilations and groups 1, no padding. */
+TOPS_API tops_conv2d_desc_t tops_conv2d_desc_default(void);
+
+/**
+ * y's dims for desc's x, w, layouts, strides, paddings, dilations and groups
+ * (desc->y, bias and residual are not read): dims[0..3] in desc->layout order.
+ * Fails with the same status and message as tops_conv2d_create would.
+ */
+TOPS_API tops_status_t tops_conv2d_output_dims(const tops_conv2d_desc_t *desc, int64_t dims[4]);
+
+/** Create a 2-D convolution op. */
+TOPS_API tops_status_t tops_conv2d_create(tops_context_t ctx, const tops_conv2d_desc_t *desc, tops_op_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Padding removal (unpad / pad)                                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Moves the valid tokens of a padded batch into a packed tensor and back, so
+ * the ops between (GEMMs, norms, varlen attention) skip the padding.
+ *
+ * padded: [B, S, F...]; packed: [total, F...] with the same feature dims F...
+ *   and dtype (any dtype: rows are copied bit for bit). The feature dims of
+ *   each must collapse to one dim of a single stride; any other strides.
+ * lengths (unpad): i32 [B], the valid tokens of each sequence; each is
+ *   clamped to [0, S].
+ * cu_seqlens: i32 [B+1], cu_seqlens[b] = sum of the (clamped) lengths before
+ *   sequence b, also clamped to total (tokens past the packed capacity are
+ *   dropped, never written out of bounds); cu_seqlens[0] = 0. The varlen
+ *   attention takes it as cu_seqlens_q / cu_seqlens_k.
+ *
+ * unpad: packed[cu_seqlens[b] + s] = padded[b, s] for s < lengths[b], and
+ *   cu_seqlens is written (computed on the device; no host synchronization).
+ *   Packed rows from cu_seqlens[B] on are not written.
+ *   Arguments: X (padded), Y (packed), LENGTHS, CU_SEQLENS (output).
+ * pad: padded[b, s] = packed[cu_seqlens[b] + s] for s < n_b and 0 (all bits
+ *   zero) for s >= n_b, where n_b = cu_seqlens[b + 1] - cu_seqlens[b]
+ *   clamped to [0, S] (rows past total read as 0). lengths must be absent.
+ *   Arguments: X (packed), Y (padded), CU_SEQLENS.
+ * Outputs must not overlap the inputs.
+ */
+typedef struct tops_pad_desc {
+    uint32_t struct_size;          /**< sizeof(tops_pad_desc_t) */
+    tops_tensor_desc_t padded;     /**< [B, S, F...] */
+    tops_tensor_desc_t packed;     /**< [total, F...] */
+    tops_tensor_desc_t lengths;    /**< i32 [B]; unpad only */
+    tops_tensor_desc_t cu_seqlens; /**< i32 [B+1] */
+} tops_pad_desc_t;
+
+/** A pad desc with struct_size set and every tensor absent. */
+TOPS_API tops_pad_desc_t tops_pad_desc_default(void);
+
+/** Create an unpad op (padded -> packed, writes cu_seqlens). */
+TOPS_API tops_status_t tops_unpad_create(tops_context_t ctx, const tops_pad_desc_t *desc, tops_op_t *op);
+
+/** Create a pad op (packed -> padded, padding rows set to 0). */
+TOPS_API tops_status_t tops_pad_create(tops_context_t ctx, const tops_pad_desc_t *desc, tops_op_t *op);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -16,7 +16,7 @@ namespace tops {
 
 // Bumped whenever Backend, OpPlan or a parameter struct changes layout: a
 // plugin built against another version is refused with a clear reason.
-constexpr int kBackendAbiVersion = 1;
+constexpr int kBackendAbiVersion = 2;
 
 // Execute-time state taken from the context.
 struct ExecContext {
@@ -66,6 +66,8 @@ public:
     virtual Status plan_eltwise(const EltwiseParams& p, int device, PlanPtr* out);
     virtual Status plan_gemm(const GemmParams& p, int device, PlanPtr* out);
     virtual Status plan_attention(const AttentionParams& p, int device, PlanPtr* out);
+    virtual Status plan_conv2d(const ConvParams& p, int device, PlanPtr* out);
+    virtual Status plan_pad(const PadParams& p, int device, PlanPtr* out);
 };
 
 inline Status Backend::plan_norm(const NormParams&, int, PlanPtr*) {
@@ -82,6 +84,13 @@ inline Status Backend::plan_gemm(const GemmParams&, int, PlanPtr*) {
 }
 inline Status Backend::plan_attention(const AttentionParams&, int, PlanPtr*) {
     return Status(TOPS_ERROR_NOT_SUPPORTED, "attention: not implemented on this backend");
+}
+inline Status Backend::plan_conv2d(const ConvParams&, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, "conv2d: not implemented on this backend");
+}
+inline Status Backend::plan_pad(const PadParams& p, int, PlanPtr*) {
+    return Status(TOPS_ERROR_NOT_SUPPORTED, p.unpad ? "unpad: not implemented on this backend"
+                                                    : "pad: not implemented on this backend");
 }
 
 // Plugin entry points (extern "C", exported by libtops_cuda.so).

@@ -114,3 +114,66 @@ struct AttentionParams {
 };
 
 }  // namespace tops
+
+namespace tops {
+
+// unpad (padded -> packed) and pad (packed -> padded). capi collapses the
+// feature dims: padded is rank 3 (B, S, F), packed rank 2 (total, F);
+// lengths (B) and cu_seqlens (B + 1) are rank 1 i32. lengths is present for
+// unpad only; cu_seqlens is unpad's second output and pad's index input.
+struct PadParams {
+    bool unpad = true;
+    TensorLayout padded, packed, lengths, cu_seqlens;
+    int64_t batch = 0, seqlen = 0, total = 0, features = 0;
+};
+
+}  // namespace tops
+
+namespace tops {
+
+// 2-D convolution, y = act(conv(x, w) + bias [+ residual]). capi gives every
+// tensor its logical dims in one canonical order whatever the caller's
+// layout, with the caller's strides (so the memory order is in the strides):
+//   x (N, C, H, W); w (K, C / groups, R, S); y and residual (N, K, P, Q);
+//   bias (K). One dtype for all (f32, f16, bf16); absent optionals have dtype
+//   TOPS_DTYPE_INVALID. channels_last / filter_krsc record the caller's dims
+//   order (NHWC / KRSC): a backend's fast path checks the strides, e.g.
+//   conv_is_dense_nhwc(x). y may be exactly residual (same layout).
+// Output channel k belongs to group k / (K / groups) and reads input channels
+// [g * C / groups, (g + 1) * C / groups).
+struct ConvParams {
+    TensorLayout x, w, bias, residual, y;
+    int64_t batch = 0, in_c = 0, in_h = 0, in_w = 0;     // N, C, H, W
+    int64_t out_c = 0, out_h = 0, out_w = 0;             // K, P, Q
+    int64_t kernel_h = 0, kernel_w = 0;                  // R, S
+    int64_t stride_h = 1, stride_w = 1;
+    int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+    int64_t dilation_h = 1, dilation_w = 1;
+    int64_t groups = 1;
+    Activation act = Activation::none;
+    bool allow_tf32 = false;
+    bool channels_last = false;  // the caller's x / y / residual dims were NHWC
+    bool filter_krsc = false;    // the caller's w dims were KRSC
+
+    int64_t in_c_per_group() const { return groups > 0 ? in_c / groups : 0; }
+    int64_t out_c_per_group() const { return groups > 0 ? out_c / groups : 0; }
+    bool depthwise() const { return groups > 1 && in_c_per_group() == 1; }
+};
+
+// A canonical (N, C, H, W) / (K, C, R, S) tensor stored dense channels-last:
+// memory order dims 0, 2, 3, 1 (NHWC / KRSC) with no gaps.
+inline bool conv_is_dense_nhwc(const TensorLayout& t) {
+    if (t.rank != 4) return false;
+    const int order[4] = {1, 3, 2, 0};  // innermost first
+    int64_t expect = 1;
+    for (int d : order) {
+        if (t.dims[d] != 1 && t.strides[d] != expect) return false;
+        expect *= t.dims[d];
+    }
+    return true;
+}
+
+// The same for the plain order (NCHW / KCRS) with no gaps.
+inline bool conv_is_dense_nchw(const TensorLayout& t) { return t.rank == 4 && t.is_contiguous(); }
+
+}  // namespace tops

@@ -19,6 +19,8 @@ public:
     Status plan_attention(const AttentionParams& p, int, PlanPtr* out) override {
         return cpu::plan_attention(p, out);
     }
+    Status plan_conv2d(const ConvParams& p, int, PlanPtr* out) override { return cpu::plan_conv2d(p, out); }
+    Status plan_pad(const PadParams& p, int, PlanPtr* out) override { return cpu::plan_pad(p, out); }
 };
 
 }  // namespace

@@ -12,5 +12,7 @@ Status plan_norm(const NormParams& p, PlanPtr* out);
 Status plan_reduce(const ReduceParams& p, PlanPtr* out);
 Status plan_eltwise(const EltwiseParams& p, PlanPtr* out);
 Status plan_attention(const AttentionParams& p, PlanPtr* out);
+Status plan_conv2d(const ConvParams& p, PlanPtr* out);
+Status plan_pad(const PadParams& p, PlanPtr* out);
 
 }  // namespace tops::cpu

@@ -1,0 +1,75 @@
+// CPU convolution: kernel entry points shared by the planner (src/cpu/conv.cpp)
+// and the kernels (src/cpu/conv_direct.cpp, src/cpu/kernels/conv_*.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/backend.hpp"
+#include "common/params.hpp"
+#include "cpu/gemm_kernels.hpp"
+#include "cpu/isa.hpp"
+
+namespace tops::cpu {
+
+// The activation of the direct path (scalar f32).
+float conv_activate(Activation act, float v);
+
+// y = act(conv(x, w) + bias [+ residual]) by direct loops (src/cpu/conv_direct.cpp).
+void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads);
+
+// ------------------------------------------------------------------ implicit GEMM
+
+// The packed implicit GEMM (src/cpu/kernels/conv_gemm.cpp) computes, per image
+// n and group g, D = A @ B over kdim = R * S * C/G reduction steps, with the
+// f32 input staged as a zero-padded NHWC tensor xp (N, Hp, Wp, C) so that no
+// tap needs a bounds check: tap kk of the pixel whose window starts at xp
+// offset o reads xp[o + koff[kk]] (koff folds r, s, c in the reduction order).
+// Two orientations, chosen by which operand is cheaper to pack:
+//   pixels_by_channels: D (pixels, K/G). A rows are pixels read in place from
+//     xp through koff (indirect, nothing packed); B is the filter, packed once
+//     per execute into NR-wide channel slivers (kdim, NR).
+//   channels_by_pixels: D (K/G, pixels). A rows are filter rows (f32, kdim
+//     contiguous in the reduction order); B is a block of im2col columns
+//     packed per task into NR-wide pixel slivers (kdim, NR): a blocked
+//     im2col of at most `cols_block` pixels, never the whole matrix.
+enum class ConvGemmOrientation { pixels_by_channels, channels_by_pixels };
+
+struct ConvGemmArgs {
+    ConvGemmOrientation orientation = ConvGemmOrientation::pixels_by_channels;
+    int64_t batch = 0, groups = 1, cg = 0, kg = 0, out_h = 0, out_w = 0, kdim = 0;
+    int64_t stride_h = 1, stride_w = 1;
+    const float* xp = nullptr;     // (N, Hp, Wp, C) f32
+    int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
+    const int64_t* koff = nullptr;  // (kdim) offsets into xp from a window origin
+    const float* wpack = nullptr;  // pixels_by_channels: (G, ceil(K/G / NR), kdim, NR)
+    const float* wrows = nullptr;  // channels_by_pixels: (K, w_row) f32 rows
+    int64_t w_row = 0;
+    // epilogue: canonical (N, K, P, Q) strides in elements
+    void* y = nullptr;
+    int64_t ys[4] = {};
+    const void* res = nullptr;
+    int64_t rs[4] = {};
+    const void* bias = nullptr;
+    int64_t bias_s = 0;
+    Activation act = Activation::none;
+    // blocking: a task is (n, g, a block of rows, a block of cols)
+    int64_t rows_block = 0, cols_block = 0;  // multiples of MR / NR
+    float* col_bufs = nullptr;                // channels_by_pixels: per thread (kdim, cols_block)
+    size_t col_buf_floats = 0;
+    int threads = 1;
+};
+
+// The register tile is the GEMM's (gemm_tile_shape, src/cpu/gemm_kernels.hpp).
+// OUT: dtype of y, residual and bias (the input is staged to f32).
+template <tops_dtype_t OUT>
+struct ConvGemmKernel {
+    template <class Arch>
+    void operator()(Arch, ConvGemmArgs g) const;
+};
+
+// Packs a canonical (K, C/G, R, S) filter of any strides and dtype into the
+// pixels_by_channels B layout (reduction order r, s, c), in parallel.
+void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float* dst, int threads);
+
+}  // namespace tops::cpu

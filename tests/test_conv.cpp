@@ -1,0 +1,599 @@
+// Conv2d on every backend x dtype x layout x case, against the fp64
+// reference (and CUDA against CPU). Cases: H, W = 1, odd and prime sizes,
+// 1x1 convolutions (plain GEMM), symmetric and asymmetric padding, padding
+// larger than kernel / 2 (and larger than the kernel), stride > kernel,
+// dilation 2 and 3, groups 2 and C (depthwise, with channel multiplier),
+// fused bias / residual / every activation, y written in place over the
+// residual, channel counts around every register tile (8, 16, 32) and large
+// enough to need several K slabs, a 7x7 stride-2 stem, padded and mixed
+// layouts, misaligned pointers and thread counts. Outputs are poisoned, so
+// an unwritten element is a NaN and fails. CapiConv* checks every validation
+// rule of tops_conv2d_create and tops_conv2d_output_dims.
+//
+// A non-CPU instance whose create answers NOT_SUPPORTED skips only when the
+// message says the backend has no conv2d kernel or names a documented limit
+// (dtype, layout, groups); anything else fails.
+#include <cstring>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness.hpp"
+#include "reference/conv_ref.hpp"
+
+namespace {
+
+using tops_test::Layout;
+using tops_test::Tensor;
+
+// How x / y / residual and w are stored.
+enum class Store {
+    nchw,        // NCHW + KCRS, dense
+    nhwc,        // NHWC + KRSC, dense
+    nhwc_kcrs,   // NHWC activations, KCRS filter
+    nchw_padded  // NCHW + KCRS with a gap after every row of every dim
+};
+
+const char* store_label(Store s) {
+    switch (s) {
+        case Store::nhwc: return "nhwc";
+        case Store::nhwc_kcrs: return "nhwc_kcrs";
+        case Store::nchw_padded: return "nchw_padded";
+        default: return "nchw";
+    }
+}
+
+bool channels_last(Store s) { return s == Store::nhwc || s == Store::nhwc_kcrs; }
+bool filter_krsc(Store s) { return s == Store::nhwc; }
+
+struct ConvCase {
+    std::string name;
+    int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
+    int64_t stride_h = 1, stride_w = 1;
+    int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+    int64_t dilation_h = 1, dilation_w = 1;
+    int64_t groups = 1;
+    bool bias = false, residual = false, inplace = false;
+    tops_activation_t act = TOPS_ACT_NONE;
+    std::vector<Store> stores = {Store::nchw, Store::nhwc};  // layouts this case runs in
+    size_t misalign = 0;
+    int threads = 0;
+
+    ConvCase& kernel(int64_t kr, int64_t ks) { r = kr; s = ks; return *this; }
+    ConvCase& stride(int64_t sh, int64_t sw) { stride_h = sh; stride_w = sw; return *this; }
+    ConvCase& pad(int64_t t, int64_t b, int64_t l, int64_t rt) {
+        pad_top = t; pad_bottom = b; pad_left = l; pad_right = rt;
+        return *this;
+    }
+    ConvCase& pad_all(int64_t v) { return pad(v, v, v, v); }
+    ConvCase& dilation(int64_t dh, int64_t dw) { dilation_h = dh; dilation_w = dw; return *this; }
+    ConvCase& group(int64_t g) { groups = g; return *this; }
+    ConvCase& with_bias() { bias = true; return *this; }
+    ConvCase& with_residual() { residual = true; return *this; }
+    ConvCase& in_place() { residual = true; inplace = true; return *this; }
+    ConvCase& activation(tops_activation_t a) { act = a; return *this; }
+    ConvCase& layouts(std::vector<Store> v) { stores = std::move(v); return *this; }
+    ConvCase& misaligned(size_t e) { misalign = e; return *this; }
+    ConvCase& num_threads(int t) { threads = t; return *this; }
+
+    int64_t out_h() const { return (h + pad_top + pad_bottom - dilation_h * (r - 1) - 1) / stride_h + 1; }
+    int64_t out_w() const { return (w + pad_left + pad_right - dilation_w * (s - 1) - 1) / stride_w + 1; }
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) {
+    *os << c.name << " n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " k" << c.k << " " << c.r << "x"
+        << c.s << " stride " << c.stride_h << "x" << c.stride_w << " pad " << c.pad_top << "," << c.pad_bottom << ","
+        << c.pad_left << "," << c.pad_right << " dilation " << c.dilation_h << "x" << c.dilation_w << " groups "
+        << c.groups << (c.bias ? " bias" : "") << (c.residual ? " residual" : "") << (c.inplace ? " in place" : "")
+        << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads;
+}
+
+// n, c, h, w, k.
+ConvCase cc(std::string name, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k) {
+    ConvCase v;
+    v.name = std::move(name);
+    v.n = n;
+    v.c = c;
+    v.h = h;
+    v.w = w;
+    v.k = k;
+    return v;
+}
+
+std::vector<ConvCase> cases() {
+    const std::vector<Store> all = {Store::nchw, Store::nhwc, Store::nhwc_kcrs, Store::nchw_padded};
+    return {
+        cc("one", 1, 1, 1, 1, 1),
+        cc("basic_3x3", 2, 5, 7, 9, 6).kernel(3, 3).pad_all(1),
+        cc("hw1_3x3_pad1", 3, 4, 1, 1, 5).kernel(3, 3).pad_all(1).with_bias(),
+        cc("h1_w_prime", 1, 3, 1, 13, 4).kernel(1, 3).pad(0, 0, 1, 1),
+        cc("primes_5x3", 1, 13, 11, 13, 17).kernel(5, 3).pad(2, 2, 1, 1),
+        cc("pointwise", 2, 19, 5, 7, 23),
+        cc("pointwise_bias_relu", 1, 40, 6, 6, 48).with_bias().activation(TOPS_ACT_RELU),
+        cc("pointwise_stride2", 1, 8, 9, 9, 8).stride(2, 2),
+        cc("pointwise_residual", 2, 16, 3, 5, 32).with_bias().with_residual(),
+        cc("asym_pad", 1, 3, 8, 7, 5).kernel(3, 3).pad(0, 2, 1, 0),
+        cc("pad_gt_half", 1, 4, 5, 6, 3).kernel(3, 3).pad(3, 2, 4, 3),
+        cc("pad_gt_kernel_bias", 2, 2, 3, 4, 3).kernel(2, 2).pad(3, 4, 5, 3).with_bias().activation(TOPS_ACT_SILU),
+        cc("stride_gt_kernel", 1, 5, 11, 13, 7).kernel(2, 2).stride(3, 3),
+        cc("stride_2x3", 2, 6, 10, 11, 4).kernel(3, 3).stride(2, 3).pad_all(1),
+        cc("dilation2", 1, 4, 9, 10, 6).kernel(3, 3).dilation(2, 2).pad_all(2),
+        cc("dilation3x2", 1, 3, 12, 11, 5).kernel(3, 2).dilation(3, 2).pad(1, 3, 0, 2),
+        cc("dilation3_stride2", 2, 5, 13, 9, 3).kernel(2, 3).dilation(3, 3).stride(2, 2).pad_all(1),
+        cc("groups2", 2, 8, 6, 7, 6).kernel(3, 3).pad_all(1).group(2).with_bias(),
+        cc("groups2_pointwise", 1, 10, 4, 5, 14).group(2),
+        cc("groups2_wide", 1, 34, 5, 5, 36).kernel(3, 3).pad_all(1).group(2).with_residual(),
+        cc("depthwise", 2, 16, 9, 8, 16).kernel(3, 3).pad_all(1).group(16).with_bias().activation(TOPS_ACT_RELU),
+        cc("depthwise_odd_c", 1, 11, 7, 7, 11).kernel(5, 5).pad(2, 1, 2, 3).group(11),
+        cc("depthwise_mult2", 1, 6, 7, 9, 12).kernel(3, 3).pad_all(1).group(6).with_bias(),
+        cc("depthwise_s2_d2", 1, 24, 12, 13, 24).kernel(3, 3).stride(2, 2).dilation(2, 2).pad_all(2).group(24),
+        cc("depthwise_c37_residual", 2, 37, 5, 6, 37).kernel(3, 3).pad_all(1).group(37).with_residual().activation(
+            TOPS_ACT_GELU_TANH),
+        cc("epilogue_gelu_erf", 1, 7, 6, 5, 9).kernel(3, 3).pad_all(1).with_bias().with_residual().activation(
+            TOPS_ACT_GELU_ERF),
+        cc("epilogue_gelu_tanh", 1, 7, 6, 5, 9).kernel(3, 3).with_bias().activation(TOPS_ACT_GELU_TANH),
+        cc("epilogue_silu_residual", 1, 9, 5, 5, 17).kernel(3, 3).pad_all(1).with_residual().activation(
+            TOPS_ACT_SILU),
+        cc("in_place_residual", 2, 6, 5, 7, 8).kernel(3, 3).pad_all(1).with_bias().in_place().activation(
+            TOPS_ACT_RELU),
+        // output channels around the register tiles (8, 16, 32) and pixels around 6 and 14
+        cc("k7", 1, 5, 3, 2, 7).kernel(3, 3).pad_all(1),
+        cc("k15_k", 1, 6, 4, 4, 15).kernel(3, 3).pad_all(1),
+        cc("k17", 1, 6, 2, 7, 17).kernel(3, 3).pad_all(1),
+        cc("k33_pix13", 1, 9, 1, 13, 33).kernel(1, 3).pad(0, 0, 1, 1),
+        cc("k64_c64_14", 1, 64, 14, 14, 64).kernel(3, 3).pad_all(1).with_bias().activation(TOPS_ACT_RELU),
+        cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),
+        cc("c300_k_slabs", 1, 300, 5, 4, 20).kernel(3, 3).pad_all(1).with_residual(),
+        cc("c600_pointwise", 1, 600, 3, 3, 24).with_bias(),
+        cc("stem_7x7_s2", 2, 3, 23, 29, 16).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().activation(
+            TOPS_ACT_RELU),
+        // layouts, alignment, threads
+        cc("layouts_3x3", 2, 6, 5, 6, 10).kernel(3, 3).pad(1, 0, 2, 1).with_bias().with_residual().layouts(all),
+        cc("layouts_groups", 1, 12, 5, 5, 9).kernel(3, 3).pad_all(1).group(3).layouts(all),
+        cc("layouts_depthwise", 1, 10, 6, 5, 10).kernel(3, 3).pad_all(1).group(10).with_bias().layouts(all),
+        cc("layouts_pointwise", 2, 12, 4, 3, 20).with_residual().layouts(all),
+        cc("misaligned", 1, 7, 6, 6, 18).kernel(3, 3).pad_all(1).with_bias().with_residual().misaligned(1),
+        cc("threads1", 2, 16, 10, 10, 24).kernel(3, 3).pad_all(1).num_threads(1),
+        cc("threads2", 2, 16, 10, 10, 24).kernel(3, 3).pad_all(1).num_threads(2),
+        cc("threads3_depthwise", 2, 16, 10, 10, 16).kernel(3, 3).pad_all(1).group(16).num_threads(3),
+    };
+}
+
+const tops_dtype_t kDtypes[] = {TOPS_DTYPE_F32, TOPS_DTYPE_F16, TOPS_DTYPE_BF16};
+
+// Canonical (a, b, c, d) -> the caller's dims order for a channels-last store.
+std::vector<int64_t> stored_dims(const std::vector<int64_t>& canon, bool last) {
+    return last ? std::vector<int64_t>{canon[0], canon[2], canon[3], canon[1]} : canon;
+}
+
+Tensor make_tensor(tops_dtype_t dt, const std::vector<int64_t>& canon, bool last, Store st) {
+    return Tensor::make(dt, stored_dims(canon, last), st == Store::nchw_padded ? Layout::Padded : Layout::Dense);
+}
+
+// Values in canonical row-major order.
+std::vector<double> canonical_values(const Tensor& t, bool last) {
+    std::vector<int64_t> canon = t.dims;
+    if (last) canon = {t.dims[0], t.dims[3], t.dims[1], t.dims[2]};
+    std::vector<double> v;
+    v.reserve(size_t(tops_test::numel(canon)));
+    tops_test::for_each_index(canon, [&](const int64_t* i) {
+        const int64_t stored[4] = {i[0], i[2], i[3], i[1]};
+        v.push_back(t.value(t.offset(last ? stored : i)));
+    });
+    return v;
+}
+
+// One case in one of its layouts.
+struct Variant {
+    Store store = Store::nchw;
+    ConvCase c;
+};
+
+void PrintTo(const Variant& v, std::ostream* os) {
+    *os << store_label(v.store) << " ";
+    PrintTo(v.c, os);
+}
+
+std::vector<Variant> variants() {
+    std::vector<Variant> v;
+    for (const ConvCase& c : cases()) {
+        for (Store st : c.stores) v.push_back({st, c});
+    }
+    return v;
+}
+
+using Param = std::tuple<tops_backend_t, tops_dtype_t, Variant>;
+
+struct Tensors {
+    Tensor x, w, bias, residual, y;
+};
+
+tops_conv2d_desc_t make_desc(const ConvCase& c, Store st, const Tensors& t) {
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.layout = channels_last(st) ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
+    d.filter_layout = filter_krsc(st) ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
+    d.x = t.x.desc();
+    d.w = t.w.desc();
+    d.y = t.y.desc();
+    if (c.bias) d.bias = t.bias.desc();
+    if (c.residual) d.residual = t.residual.desc();
+    d.stride_h = int32_t(c.stride_h);
+    d.stride_w = int32_t(c.stride_w);
+    d.pad_top = int32_t(c.pad_top);
+    d.pad_bottom = int32_t(c.pad_bottom);
+    d.pad_left = int32_t(c.pad_left);
+    d.pad_right = int32_t(c.pad_right);
+    d.dilation_h = int32_t(c.dilation_h);
+    d.dilation_w = int32_t(c.dilation_w);
+    d.groups = int32_t(c.groups);
+    d.act = c.act;
+    return d;
+}
+
+// Why a NOT_SUPPORTED create may be skipped on a non-CPU backend.
+bool documented_limit(const std::string& msg) {
+    return msg.find("not implemented on this backend") != std::string::npos ||
+           msg.find("not supported on") != std::string::npos;
+}
+
+// Runs the case on `backend` and returns y's canonical values; *skip_why is
+// set (and nothing run) when the backend documents that it cannot.
+::testing::AssertionResult run_case(tops_backend_t backend, const ConvCase& c, Store st, Tensors& t,
+                                    std::vector<double>* out, std::string* skip_why) {
+    const tops_conv2d_desc_t d = make_desc(c, st, t);
+    {
+        tops_test::ContextHandle ctx;
+        if (tops_context_create(backend, 0, &ctx.ctx) != TOPS_SUCCESS) {
+            return ::testing::AssertionFailure() << "context: " << tops_last_error();
+        }
+        tops_test::OpHandle op;
+        const tops_status_t s = tops_conv2d_create(ctx.ctx, &d, &op.op);
+        if (s == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {
+            *skip_why = tops_last_error();
+            return ::testing::AssertionSuccess();
+        }
+        if (s != TOPS_SUCCESS) return ::testing::AssertionFailure() << "create: " << tops_test::status_text(s);
+    }
+    const tops_test::CreateFn create = [&](tops_context_t ctx, tops_op_t* op) {
+        return tops_conv2d_create(ctx, &d, op);
+    };
+    tops_test::RunSpec spec;
+    Tensor y = t.y;
+    if (c.inplace) spec.inputs.push_back({TOPS_ARG_RESIDUAL, &t.residual});  // y is written through it
+    spec.inputs.push_back({TOPS_ARG_X, &t.x});
+    spec.inputs.push_back({TOPS_ARG_W, &t.w});
+    if (c.bias) spec.inputs.push_back({TOPS_ARG_BIAS, &t.bias});
+    if (c.residual && !c.inplace) spec.inputs.push_back({TOPS_ARG_RESIDUAL, &t.residual});
+    if (c.inplace) {
+        y = t.residual;
+        spec.inplace = true;
+    } else {
+        y.poison();
+    }
+    spec.y = &y;
+    spec.misalign_elems = c.misalign;
+    spec.num_threads = c.threads;
+    ::testing::AssertionResult r = tops_test::run_op(backend, create, spec);
+    if (!r) return r;
+    *out = canonical_values(y, channels_last(st));
+    return ::testing::AssertionSuccess();
+}
+
+class ConvTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ConvTest, MatchesFp64Reference) {
+    const auto& [backend, dt, v] = GetParam();
+    const Store st = v.store;
+    const ConvCase& c = v.c;
+    TOPS_SKIP_UNLESS_READY(backend);
+    TOPS_TRACE_SEED();
+    tops_test::Rng rng(tops_test::test_seed());
+    const bool last = channels_last(st);
+    const int64_t p = c.out_h(), q = c.out_w();
+    Tensors t;
+    t.x = make_tensor(dt, {c.n, c.c, c.h, c.w}, last, st);
+    t.w = make_tensor(dt, {c.k, c.c / c.groups, c.r, c.s}, filter_krsc(st), st);
+    t.y = make_tensor(dt, {c.n, c.k, p, q}, last, st);
+    t.residual = t.y;
+    t.bias = Tensor::make(dt, {c.k}, Layout::Dense);
+    tops_test::fill_uniform(t.x, rng, -1.0, 1.0);
+    tops_test::fill_uniform(t.w, rng, -1.0, 1.0);
+    tops_test::fill_uniform(t.residual, rng, -1.0, 1.0);
+    tops_test::fill_uniform(t.bias, rng, -1.0, 1.0);
+
+    tops_ref::ConvProblem pr;
+    pr.n = c.n, pr.c = c.c, pr.h = c.h, pr.w = c.w, pr.k = c.k, pr.r = c.r, pr.s = c.s;
+    pr.stride_h = c.stride_h, pr.stride_w = c.stride_w;
+    pr.pad_top = c.pad_top, pr.pad_bottom = c.pad_bottom, pr.pad_left = c.pad_left, pr.pad_right = c.pad_right;
+    pr.dilation_h = c.dilation_h, pr.dilation_w = c.dilation_w;
+    pr.groups = c.groups;
+    pr.x = canonical_values(t.x, last);
+    pr.wt = canonical_values(t.w, filter_krsc(st));
+    if (c.bias) pr.bias = t.bias.logical();
+    if (c.residual) pr.residual = canonical_values(t.residual, last);
+    pr.act = tops_ref::GemmAct(int(c.act));
+    const std::vector<double> ref = tops_ref::conv2d(pr);
+    const std::vector<int64_t> ydims = {c.n, c.k, p, q};
+
+    std::vector<double> out;
+    std::string why;
+    ASSERT_TRUE(run_case(backend, c, st, t, &out, &why));
+    if (!why.empty()) GTEST_SKIP() << tops_backend_name(backend) << ": " << why;
+    EXPECT_TRUE(tops_test::compare_values(out, ref, tops_test::tolerance(dt), ydims, "conv2d y"));
+    if (backend != TOPS_BACKEND_CPU && tops_test::backend_ready(TOPS_BACKEND_CPU, nullptr)) {
+        std::vector<double> cpu;
+        std::string cpu_why;
+        ASSERT_TRUE(run_case(TOPS_BACKEND_CPU, c, st, t, &cpu, &cpu_why));
+        EXPECT_TRUE(tops_test::compare_values(out, cpu, tops_test::cross_backend_tolerance(dt), ydims,
+                                              "conv2d y vs cpu"));
+    }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+    const auto& [backend, dt, v] = info.param;
+    std::string s = std::string(tops_backend_name(backend)) + "_" + tops_test::dtype_label(dt) + "_" +
+                    store_label(v.store) + "_" + v.c.name + "_" + std::to_string(info.index);
+    for (char& ch : s) {
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ConvTest,
+                         ::testing::Combine(::testing::ValuesIn(tops_test::all_backends()),
+                                            ::testing::ValuesIn(kDtypes), ::testing::ValuesIn(variants())),
+                         param_name);
+
+// ------------------------------------------------------------------ validation
+
+::testing::AssertionResult fails_with(tops_status_t got, tops_status_t want, std::initializer_list<const char*> parts) {
+    const std::string msg = tops_last_error();
+    if (got != want) {
+        return ::testing::AssertionFailure() << "status " << tops_status_string(got) << " (\"" << msg
+                                             << "\"), expected " << tops_status_string(want);
+    }
+    for (const char* part : parts) {
+        if (msg.find(part) == std::string::npos) {
+            return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << part << "\"";
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+tops_tensor_desc_t dense(tops_dtype_t dtype, std::vector<int64_t> dims) {
+    tops_tensor_desc_t d{};
+    EXPECT_EQ(tops_tensor_desc_init(&d, dtype, int32_t(dims.size()), dims.data(), nullptr), TOPS_SUCCESS);
+    return d;
+}
+
+class CapiConv : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_EQ(tops_context_create(TOPS_BACKEND_CPU, 0, &ctx_.ctx), TOPS_SUCCESS); }
+
+    // x [2, 4, 9, 8] * w [6, 4, 3, 3], pad 1 -> y [2, 6, 9, 8], f32 NCHW.
+    static tops_conv2d_desc_t desc() {
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        d.x = dense(TOPS_DTYPE_F32, {2, 4, 9, 8});
+        d.w = dense(TOPS_DTYPE_F32, {6, 4, 3, 3});
+        d.y = dense(TOPS_DTYPE_F32, {2, 6, 9, 8});
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+        return d;
+    }
+
+    tops_status_t create(const tops_conv2d_desc_t& d) {
+        op_.reset();
+        return tops_conv2d_create(ctx_.ctx, &d, &op_.op);
+    }
+
+    tops_test::ContextHandle ctx_;
+    tops_test::OpHandle op_;
+};
+
+TEST_F(CapiConv, ValidDescriptorsAreAccepted) {
+    tops_conv2d_desc_t d = desc();
+    EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
+    d.bias = dense(TOPS_DTYPE_F32, {6});
+    d.residual = d.y;
+    d.act = TOPS_ACT_SILU;
+    d.flags = TOPS_CONV_ALLOW_TF32;
+    EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
+    d = desc();
+    d.layout = TOPS_CONV_NHWC;
+    d.filter_layout = TOPS_CONV_FILTER_KRSC;
+    d.x = dense(TOPS_DTYPE_BF16, {2, 9, 8, 4});
+    d.w = dense(TOPS_DTYPE_BF16, {8, 3, 3, 2});
+    d.y = dense(TOPS_DTYPE_BF16, {2, 5, 4, 8});
+    d.groups = 2;
+    d.stride_h = d.stride_w = 2;
+    EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
+    d = desc();  // depthwise, no padding, dilation 2: 9 - 4 = 5, 8 - 4 = 4
+    d.w = dense(TOPS_DTYPE_F32, {4, 1, 3, 3});
+    d.y = dense(TOPS_DTYPE_F32, {2, 4, 5, 4});
+    d.groups = 4;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
+    d.dilation_h = d.dilation_w = 2;
+    EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
+}
+
+TEST_F(CapiConv, OutputDims) {
+    tops_conv2d_desc_t d = desc();
+    int64_t dims[4] = {};
+    ASSERT_EQ(tops_conv2d_output_dims(&d, dims), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(std::vector<int64_t>(dims, dims + 4), (std::vector<int64_t>{2, 6, 9, 8}));
+    // NHWC x [1, 224, 224, 3], KRSC w [64, 7, 7, 3], stride 2, pad 3 -> [1, 112, 112, 64]
+    d.layout = TOPS_CONV_NHWC;
+    d.filter_layout = TOPS_CONV_FILTER_KRSC;
+    d.x = dense(TOPS_DTYPE_F16, {1, 224, 224, 3});
+    d.w = dense(TOPS_DTYPE_F16, {64, 7, 7, 3});
+    d.y = tops_tensor_desc_t{};  // not read
+    d.stride_h = d.stride_w = 2;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 3;
+    ASSERT_EQ(tops_conv2d_output_dims(&d, dims), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(std::vector<int64_t>(dims, dims + 4), (std::vector<int64_t>{1, 112, 112, 64}));
+    // asymmetric padding, dilation 3, stride 2x3: H (10 + 0 + 2 - 7) / 2 + 1 = 3, W (11 + 1 + 0 - 4) / 3 + 1 = 3
+    d = desc();
+    d.x = dense(TOPS_DTYPE_F32, {1, 2, 10, 11});
+    d.w = dense(TOPS_DTYPE_F32, {5, 2, 3, 2});
+    d.pad_top = 0, d.pad_bottom = 2, d.pad_left = 1, d.pad_right = 0;
+    d.dilation_h = d.dilation_w = 3;
+    d.stride_h = 2, d.stride_w = 3;
+    ASSERT_EQ(tops_conv2d_output_dims(&d, dims), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(std::vector<int64_t>(dims, dims + 4), (std::vector<int64_t>{1, 5, 3, 3}));
+    EXPECT_TRUE(fails_with(tops_conv2d_output_dims(nullptr, dims), TOPS_ERROR_NULL_POINTER, {"conv2d: desc"}));
+    EXPECT_TRUE(fails_with(tops_conv2d_output_dims(&d, nullptr), TOPS_ERROR_NULL_POINTER, {"conv2d: dims"}));
+    d.stride_w = 0;
+    EXPECT_TRUE(fails_with(tops_conv2d_output_dims(&d, dims), TOPS_ERROR_INVALID_ARGUMENT, {"conv2d: stride_w = 0"}));
+}
+
+TEST_F(CapiConv, StructSizeEnumsAndTensors) {
+    tops_conv2d_desc_t d = desc();
+    d.struct_size = 8;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_STRUCT_SIZE, {"conv2d", "struct_size"}));
+    EXPECT_TRUE(fails_with(tops_conv2d_create(ctx_.ctx, nullptr, &op_.op), TOPS_ERROR_NULL_POINTER, {"conv2d"}));
+    d = desc();
+    d.layout = tops_conv_layout_t(2);
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_INVALID_ARGUMENT, {"conv2d: layout 2"}));
+    d = desc();
+    d.filter_layout = tops_conv_filter_layout_t(-1);
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_INVALID_ARGUMENT, {"conv2d: filter_layout -1"}));
+    d = desc();
+    d.x.dims[2] = -1;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: x", "negative"}));
+    d = desc();
+    d.w.strides[0] = -1;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_STRIDE, {"conv2d: w", "negative"}));
+    d = desc();
+    d.x = dense(TOPS_DTYPE_F32, {4, 9, 8});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: x.rank 3", "must be 4"}));
+    d = desc();
+    d.w = dense(TOPS_DTYPE_F32, {6, 4, 3, 3, 1});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: w.rank 5"}));
+    d = desc();
+    d.y = dense(TOPS_DTYPE_F32, {2, 6, 72});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: y.rank 3"}));
+    d = desc();
+    d.residual = dense(TOPS_DTYPE_F32, {2, 6, 72});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: residual.rank 3"}));
+    d = desc();
+    d.y.strides[3] = 0;  // every column of a row at one address
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_STRIDE, {"conv2d: y"}));
+}
+
+TEST_F(CapiConv, Dtypes) {
+    tops_conv2d_desc_t d = desc();
+    d.x.dtype = d.w.dtype = d.y.dtype = TOPS_DTYPE_I32;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: x.dtype i32", "f32, f16, bf16"}));
+    d = desc();
+    d.w.dtype = TOPS_DTYPE_F16;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: w.dtype f16", "differs from x.dtype f32"}));
+    d = desc();
+    d.y.dtype = TOPS_DTYPE_BF16;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: y.dtype bf16", "differs"}));
+    d = desc();
+    d.bias = dense(TOPS_DTYPE_F16, {6});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: bias.dtype f16", "differs"}));
+    d = desc();
+    d.residual = d.y;
+    d.residual.dtype = TOPS_DTYPE_F16;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: residual.dtype f16", "differs"}));
+}
+
+TEST_F(CapiConv, Hyperparameters) {
+    const struct {
+        int32_t tops_conv2d_desc_t::*field;
+        int32_t value;
+        const char* text;
+    } bad[] = {{&tops_conv2d_desc_t::stride_h, 0, "conv2d: stride_h = 0 must be >= 1"},
+               {&tops_conv2d_desc_t::stride_w, -2, "conv2d: stride_w = -2 must be >= 1"},
+               {&tops_conv2d_desc_t::pad_top, -1, "conv2d: pad_top = -1 must be >= 0"},
+               {&tops_conv2d_desc_t::pad_bottom, -1, "conv2d: pad_bottom = -1"},
+               {&tops_conv2d_desc_t::pad_left, -3, "conv2d: pad_left = -3"},
+               {&tops_conv2d_desc_t::pad_right, -1, "conv2d: pad_right = -1"},
+               {&tops_conv2d_desc_t::dilation_h, 0, "conv2d: dilation_h = 0 must be >= 1"},
+               {&tops_conv2d_desc_t::dilation_w, -1, "conv2d: dilation_w = -1"},
+               {&tops_conv2d_desc_t::groups, 0, "conv2d: groups = 0 must be >= 1"}};
+    for (const auto& b : bad) {
+        tops_conv2d_desc_t d = desc();
+        d.*b.field = b.value;
+        EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_INVALID_ARGUMENT, {b.text}));
+    }
+    tops_conv2d_desc_t d = desc();
+    d.act = tops_activation_t(5);
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_INVALID_ARGUMENT, {"conv2d: act 5"}));
+    d = desc();
+    d.flags = 6;
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_INVALID_ARGUMENT, {"conv2d: unknown flags 0x6"}));
+}
+
+TEST_F(CapiConv, Shapes) {
+    tops_conv2d_desc_t d = desc();
+    d.groups = 3;  // C = 4
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: x has C = 4", "groups = 3"}));
+    d = desc();
+    d.x = dense(TOPS_DTYPE_F32, {2, 8, 9, 8});
+    d.w = dense(TOPS_DTYPE_F32, {6, 2, 3, 3});
+    d.groups = 4;  // K = 6
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has K = 6", "groups = 4"}));
+    d = desc();
+    d.w = dense(TOPS_DTYPE_F32, {6, 2, 3, 3});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has 2 input channels", "C / groups = 4 / 1 = 4"}));
+    d = desc();
+    d.w = dense(TOPS_DTYPE_F32, {6, 4, 0, 3});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w's kernel R x S = 0 x 3"}));
+    d = desc();
+    d.w = dense(TOPS_DTYPE_F32, {6, 4, 12, 3});  // 12 > 9 + 1 + 1
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: dilated kernel height 12", "padded input height 11"}));
+    d = desc();
+    d.dilation_w = 5;  // 2 * 5 + 1 = 11 > 8 + 2
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: dilated kernel width 11", "padded input width 10"}));
+    d = desc();
+    d.y = dense(TOPS_DTYPE_F32, {2, 6, 9, 9});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: y.dims [2,6,9,9]", "output [2,6,9,8]"}));
+    d = desc();
+    d.layout = TOPS_CONV_NHWC;  // x read as [N, H, W, C] = [2, 4, 9, 8]: C = 8 mismatches w
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has 4 input channels", "C / groups = 8"}));
+    d = desc();
+    d.bias = dense(TOPS_DTYPE_F32, {4});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: bias must be [K] = [6]"}));
+    d = desc();
+    d.bias = dense(TOPS_DTYPE_F32, {1, 6});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: bias must be [K]", "rank 2"}));
+    d = desc();
+    d.residual = dense(TOPS_DTYPE_F32, {2, 6, 8, 9});
+    EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: residual.dims [2,6,8,9]", "y.dims [2,6,9,8]"}));
+    d = desc();
+    d.x.dims[2] = int64_t(1) << 62;  // extent overflow
+    EXPECT_EQ(create(d), TOPS_ERROR_BAD_SHAPE) << tops_last_error();
+}
+
+TEST_F(CapiConv, ExecuteArguments) {
+    tops_conv2d_desc_t d = desc();
+    ASSERT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
+    size_t ws = 0;
+    ASSERT_EQ(tops_op_workspace_size(op_.op, &ws), TOPS_SUCCESS);
+    std::vector<float> x(2 * 4 * 9 * 8, 0.5f), w(6 * 4 * 9, 0.25f), y(2 * 6 * 9 * 8);
+    std::vector<unsigned char> work(ws + 1);
+    const tops_arg_t missing_w[] = {{TOPS_ARG_X, x.data()}, {TOPS_ARG_Y, y.data()}};
+    EXPECT_TRUE(fails_with(tops_op_execute(ctx_.ctx, op_.op, missing_w, 2, work.data(), ws),
+                           TOPS_ERROR_MISSING_ARGUMENT, {"conv2d", "w"}));
+    const tops_arg_t with_bias[] = {{TOPS_ARG_X, x.data()}, {TOPS_ARG_W, w.data()}, {TOPS_ARG_Y, y.data()},
+                                    {TOPS_ARG_BIAS, w.data()}};
+    EXPECT_TRUE(fails_with(tops_op_execute(ctx_.ctx, op_.op, with_bias, 4, work.data(), ws),
+                           TOPS_ERROR_UNKNOWN_ARGUMENT, {"conv2d"}));
+    const tops_arg_t y_is_x[] = {{TOPS_ARG_X, x.data()}, {TOPS_ARG_W, w.data()}, {TOPS_ARG_Y, x.data()}};
+    EXPECT_NE(tops_op_execute(ctx_.ctx, op_.op, y_is_x, 3, work.data(), ws), TOPS_SUCCESS);
+    const tops_arg_t ok[] = {{TOPS_ARG_X, x.data()}, {TOPS_ARG_W, w.data()}, {TOPS_ARG_Y, y.data()}};
+    if (ws > 0) {
+        EXPECT_TRUE(fails_with(tops_op_execute(ctx_.ctx, op_.op, ok, 3, work.data(), ws - 1),
+                               TOPS_ERROR_WORKSPACE_TOO_SMALL, {}));
+    }
+    ASSERT_EQ(tops_op_execute(ctx_.ctx, op_.op, ok, 3, work.data(), ws), TOPS_SUCCESS) << tops_last_error();
+    // corner output (0, 0, 0, 0): 4 channels x 2 x 2 taps inside x, each 0.5 * 0.25
+    EXPECT_FLOAT_EQ(y[0], 4 * 4 * 0.125f);
+    // interior output (0, 0, 4, 4): 4 channels x 3 x 3 taps
+    EXPECT_FLOAT_EQ(y[4 * 8 + 4], 4 * 9 * 0.125f);
+}
+
+}  // namespace
