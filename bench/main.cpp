@@ -145,11 +145,13 @@ std::vector<Case> suite_cuda() {
         for (const auto& g : gemms) v.push_back(gemm_case(dt, g[0], g[1], g[2]));
     }
     for (const auto& g : gemms) v.push_back(gemm_case(TOPS_DTYPE_F32, g[0], g[1], g[2], true));
-    for (int64_t d : {64, 128}) {
-        for (const char* op : {"attention", "attention_causal"}) {
-            for (int64_t s : {512, 1024, 2048, 4096, 8192, 16384}) {
-                const int64_t batch = std::max<int64_t>(1, kAttnTokens / s);
-                v.push_back(op_case(op, TOPS_DTYPE_F16, {batch, s, kAttnHidden / d, d}));
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
+        for (int64_t d : {64, 128}) {
+            for (const char* op : {"attention", "attention_causal"}) {
+                for (int64_t s : {512, 1024, 2048, 4096, 8192, 16384}) {
+                    const int64_t batch = std::max<int64_t>(1, kAttnTokens / s);
+                    v.push_back(op_case(op, dt, {batch, s, kAttnHidden / d, d}));
+                }
             }
         }
     }

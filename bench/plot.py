@@ -17,7 +17,7 @@ is drawn (SVG by default, --format png for bitmaps) into --out:
                                in the same run (GPU: tops and PyTorch; CPU: tops
                                and oneDNN at each thread count)
   <prefix>-gemm.svg            GPU GEMM TFLOP/s, tops vs torch.matmul (cuBLAS)
-  <prefix>-attention-cpu.svg   CPU attention GFLOP/s vs sequence length
+  cpu-attention.svg            CPU attention GFLOP/s vs sequence length (tops-bench CPU data)
   <prefix>-gemm-openblas.svg   CPU GEMM GFLOP/s vs size: tops, OpenBLAS, FMA peak
 
 The prefix is "gpu" for GPU data and "cpu" for CPU data unless --prefix is
@@ -164,8 +164,10 @@ def plot_memory_tops_bench(tb, backend, out, prefix, formats):
     if not rows:
         return False
 
-    def key(r):
-        return "%s %s %s" % (r["op"], r["dtype"], shape_str(r["shape"]))
+    def key(r):  # the axes / permutation tell apart cases of one op and shape
+        opt = r.get("options", "").split()
+        extra = " " + opt[0] if opt and opt[0].startswith(("axes=", "perm=")) else ""
+        return "%s %s %s%s" % (r["op"], r["dtype"], shape_str(r["shape"]), extra)
     cases = list(dict.fromkeys(key(r) for r in rows))
     threads = sorted({r["threads"] for r in rows})
     fig, axes = plt.subplots(1, len(threads), figsize=(5.2 * len(threads), 0.45 * len(cases) + 1.6),
@@ -275,7 +277,7 @@ def plot_attention_cpu(tb, out, prefix, formats):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title("CPU attention: %s" % tb["machine"]["cpu_model"], fontsize=9)
-    save(fig, out, prefix + "-attention-cpu", formats)
+    save(fig, out, prefix + "-attention", formats)
     return True
 
 
