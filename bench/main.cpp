@@ -23,7 +23,7 @@ namespace {
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kMinCopyArray = 256 * kMiB;  // each copy array is at least this, and >= the LLC
-constexpr double kCudaSuiteMinTime = 0.25;     // s per CUDA measurement in a suite (hundreds of calls)
+constexpr double kCudaSuiteMinTime = 0.15;     // s per CUDA measurement in a suite (>= 10 calls, most cases hundreds)
 
 // ------------------------------------------------------------------ suites
 
@@ -195,7 +195,7 @@ void usage() {
         "  --tf32               gemm: f32 inputs may use TF32 tensor cores (CUDA)\n"
         "  --threads 1,2        CPU thread counts (default: OpenMP default; suite cpu: 1,2)\n"
         "  --reps N             minimum timed repetitions (default 10)\n"
-        "  --min-time S         minimum timed seconds per measurement (default 0.5; suite cuda 0.25)\n"
+        "  --min-time S         minimum timed seconds per measurement (default 0.5; suite cuda 0.15)\n"
         "  --warmup N           minimum warm-up calls (default 3, and >= 50 ms)\n"
         "  --cache cold|warm    cold (default): rotate buffer sets > 2x LLC; warm: reuse one set\n"
         "  --max-pool-mib N     cap on the rotated buffer sets (default 2048)\n"

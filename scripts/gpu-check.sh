@@ -67,7 +67,7 @@ step racecheck sanitizer.log 240 compute-sanitizer --tool racecheck --error-exit
     "$tests" "--gtest_filter=$filter"
 step torch-check ctest.log 420 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
     --lib "$build/libtops.so" --check
-step tops-bench bench.log 300 "$build/bench/tops-bench" --suite cuda --json "$out/tops-bench.json"
+step tops-bench bench.log 420 "$build/bench/tops-bench" --suite cuda --json "$out/tops-bench.json"
 step compare-torch bench.log 480 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
     --lib "$build/libtops.so" --json "$out/compare_torch.json"
 
