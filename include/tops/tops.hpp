@@ -89,6 +89,21 @@ public:
         check(tops_transpose_create(ctx.get(), &d, &op));
         return Op(op);
     }
+    static Op conv2d(const Context& ctx, const tops_conv2d_desc_t& d) {
+        tops_op_t op = nullptr;
+        check(tops_conv2d_create(ctx.get(), &d, &op));
+        return Op(op);
+    }
+    static Op unpad(const Context& ctx, const tops_pad_desc_t& d) {
+        tops_op_t op = nullptr;
+        check(tops_unpad_create(ctx.get(), &d, &op));
+        return Op(op);
+    }
+    static Op pad(const Context& ctx, const tops_pad_desc_t& d) {
+        tops_op_t op = nullptr;
+        check(tops_pad_create(ctx.get(), &d, &op));
+        return Op(op);
+    }
 
     size_t workspace_size() const {
         size_t n = 0;

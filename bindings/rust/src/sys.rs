@@ -80,6 +80,7 @@ constants! {
     TOPS_ARG_SEQLENS_K: tops_arg_kind_t = 33;
     TOPS_ARG_CU_SEQLENS_Q: tops_arg_kind_t = 34;
     TOPS_ARG_CU_SEQLENS_K: tops_arg_kind_t = 35;
+    TOPS_ARG_CU_SEQLENS: tops_arg_kind_t = 40;
     TOPS_SOFTMAX_LOG: u32 = 1;
     TOPS_NORM_LAYER: tops_norm_kind_t = 0;
     TOPS_NORM_RMS: tops_norm_kind_t = 1;
@@ -239,6 +240,16 @@ pub struct tops_attention_desc_t {
     pub window_right: i32,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tops_pad_desc_t {
+    pub struct_size: u32,
+    pub padded: tops_tensor_desc_t,
+    pub packed: tops_tensor_desc_t,
+    pub lengths: tops_tensor_desc_t,
+    pub cu_seqlens: tops_tensor_desc_t,
+}
+
 extern "C" {
     pub fn tops_version() -> *const c_char;
     pub fn tops_version_number() -> c_int;
@@ -287,6 +298,9 @@ extern "C" {
     pub fn tops_attention_desc_default() -> tops_attention_desc_t;
     pub fn tops_attention_create(ctx: tops_context_t, desc: *const tops_attention_desc_t, op: *mut tops_op_t)
                                  -> tops_status_t;
+    pub fn tops_pad_desc_default() -> tops_pad_desc_t;
+    pub fn tops_unpad_create(ctx: tops_context_t, desc: *const tops_pad_desc_t, op: *mut tops_op_t) -> tops_status_t;
+    pub fn tops_pad_create(ctx: tops_context_t, desc: *const tops_pad_desc_t, op: *mut tops_op_t) -> tops_status_t;
 }
 
 /// (struct, "sizeof" or field, bytes) for every struct above, for the header-match test.
@@ -311,5 +325,6 @@ pub fn layouts() -> Vec<(&'static str, &'static str, usize)> {
         tops_gemm_desc_t { struct_size, a, b, c, d, bias, trans_a, trans_b, alpha, beta, act, flags }
         tops_attention_desc_t { struct_size, q, k, v, o, lse, seqlens_k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                 max_seqlen_k, scale, flags, window_left, window_right }
+        tops_pad_desc_t { struct_size, padded, packed, lengths, cu_seqlens }
     }
 }
