@@ -60,6 +60,10 @@ public:
         return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_gemm(p, d, out); });
     }
 
+    Status plan_conv2d(const ConvParams& p, int device, PlanPtr* out) override {
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_conv2d(p, d, out); });
+    }
+
     Status plan_pad(const PadParams& p, int device, PlanPtr* out) override {
         return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_pad(p, d, out); });
     }
