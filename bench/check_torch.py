@@ -399,6 +399,100 @@ def check_eltwise(tops, ck):
             ck.report("weighted_sum %s n=%d [%s]" % (dt, n, run.kernel), rel_err(y, ref), ck.TOL[dt])
 
 
+# ------------------------------------------------------------------ conv2d
+# (N, C, H, W, K, R, S, stride, pad (top, bottom, left, right), dilation, groups)
+CONV_CASES = [
+    (2, 64, 9, 11, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 16, 7, 5, 24, 3, 3, (2, 1), (2, 0, 1, 3), (1, 2), 1),
+    (3, 32, 13, 13, 40, 5, 5, (1, 1), (3, 3, 4, 2), (2, 2), 2),
+    (2, 3, 17, 19, 8, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    (2, 48, 6, 6, 33, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 24, 1, 1, 16, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (1, 8, 1, 1, 8, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (2, 32, 11, 7, 32, 3, 3, (4, 4), (1, 1, 1, 1), (1, 1), 1),
+    (2, 32, 9, 9, 32, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 32),
+    (1, 8, 7, 6, 16, 3, 5, (2, 1), (0, 2, 2, 1), (3, 1), 8),
+    (2, 24, 8, 8, 16, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    (2, 128, 14, 14, 200, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 64, 31, 29, 136, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (2, 16, 5, 5, 16, 2, 2, (1, 1), (0, 0, 0, 0), (3, 3), 1),
+    (1, 40, 23, 23, 48, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+]
+CONV_IGEMM_CONFIGS = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x32_s4_w32x32")
+
+
+def conv2d_ref(x, w, stride, pad, dilation, groups, bias=None, residual=None, act="none"):
+    """fp64 reference on canonical NCHW / KCRS views."""
+    t, b, l, r = pad
+    v = F.conv2d(F.pad(x.double(), (l, r, t, b)), w.double(), stride=stride, dilation=dilation, groups=groups)
+    if bias is not None:
+        v = v + bias.double().view(1, -1, 1, 1)
+    if residual is not None:
+        v = v + residual.double()
+    return act_ref(v, act)
+
+
+def conv2d_case(tops, ck, case, dt, nhwc, krsc, bias=False, residual=False, act="none", in_place=False,
+                x_offset=0, c_slice=0, tag=""):
+    n, c, h, wd, k, r, s, stride, pad, dil, groups = case
+    cg = c // groups
+    p = (h + pad[0] + pad[1] - dil[0] * (r - 1) - 1) // stride[0] + 1
+    q = (wd + pad[2] + pad[3] - dil[1] * (s - 1) - 1) // stride[1] + 1
+    # x in the caller's dims order, optionally a channel slice of a wider tensor or offset by x_offset elements.
+    xshape = (n, h, wd, c + c_slice) if nhwc else (n, c + c_slice, h, wd)
+    numel = n * h * wd * (c + c_slice)
+    xbuf = ck.rnd((numel + x_offset,), dt)
+    xfull = xbuf[x_offset:].view(xshape)
+    x = xfull[..., :c] if nhwc else xfull[:, :c]
+    wt = ck.rnd((k, r, s, cg) if krsc else (k, cg, r, s), dt, scale=(cg * r * s) ** -0.5)
+    y = torch.full((n, p, q, k) if nhwc else (n, k, p, q), float("nan"), device="cuda", dtype=dt)
+    bt = ck.rnd((k,), dt) if bias else None
+    res = ck.rnd(y.shape, dt) if residual else None
+    xc = x.permute(0, 3, 1, 2) if nhwc else x
+    wc = wt.permute(0, 3, 1, 2) if krsc else wt
+    rc = None if res is None else (res.permute(0, 3, 1, 2) if nhwc else res)
+    ref = conv2d_ref(xc, wc, stride, pad, dil, groups, bt, rc, act)
+    out = y
+    if in_place:
+        out = res
+    run = tops.conv2d(x, wt, out, stride=stride, pad=pad, dilation=dil, groups=groups, bias=bt, residual=res,
+                      act=act, nhwc=nhwc, krsc=krsc)
+    ck.done(run)
+    outc = out.permute(0, 3, 1, 2) if nhwc else out
+    name = "conv2d %s %s/%s N%d C%d %dx%d K%d %dx%d s%s p%s d%s g%d%s%s%s [%s]" % (
+        str(dt)[6:], "nhwc" if nhwc else "nchw", "krsc" if krsc else "kcrs", n, c, h, wd, k, r, s, stride, pad, dil,
+        groups, " bias" if bias else "", " res" + ("(in place)" if in_place else "") if residual else "",
+        " " + act if act != "none" else "", run.kernel + tag)
+    ck.report(name, rel_err(outc, ref), ck.TOL[dt])
+
+
+def check_conv2d(tops, ck):
+    import os
+    for dt in (torch.float16, torch.bfloat16, torch.float32):
+        for case in CONV_CASES:
+            for nhwc, krsc in ((True, True), (False, False)):
+                conv2d_case(tops, ck, case, dt, nhwc, krsc)
+    for dt in (torch.float16, torch.bfloat16, torch.float32):
+        big = CONV_CASES[11]
+        conv2d_case(tops, ck, big, dt, True, True, bias=True, residual=True, act="relu")
+        conv2d_case(tops, ck, big, dt, True, True, bias=True, residual=True, act="silu", in_place=True)
+        conv2d_case(tops, ck, CONV_CASES[2], dt, True, True, bias=True, act="gelu_erf")
+        conv2d_case(tops, ck, CONV_CASES[1], dt, False, False, bias=True, residual=True, act="gelu_tanh")
+        conv2d_case(tops, ck, CONV_CASES[0], dt, True, False)           # NHWC x with a KCRS filter
+        conv2d_case(tops, ck, CONV_CASES[0], dt, True, True, x_offset=1)  # unaligned x: fallback at execute
+        conv2d_case(tops, ck, CONV_CASES[0], dt, True, True, c_slice=8)   # channel slice, strides % 8 == 0
+        conv2d_case(tops, ck, CONV_CASES[0], dt, True, True, c_slice=3)   # channel slice, odd strides
+        conv2d_case(tops, ck, CONV_CASES[8], dt, True, True, bias=True, residual=True, act="relu")
+    for cfg in CONV_IGEMM_CONFIGS:
+        os.environ["TOPS_CONV_IGEMM_CONFIG"] = cfg
+        try:
+            for case in (CONV_CASES[12], CONV_CASES[2], CONV_CASES[14]):
+                conv2d_case(tops, ck, case, torch.float16, True, True, bias=True, residual=True, act="relu",
+                            tag=" forced")
+        finally:
+            del os.environ["TOPS_CONV_IGEMM_CONFIG"]
+
+
 # family -> feature matrix; compare_torch.py --check [--only FAMILY] runs these.
 # Attention and conv2d families add their check_<family> here.
 CHECKS = {
@@ -407,6 +501,7 @@ CHECKS = {
     "norm": check_norm,
     "reduce": check_reduce,
     "eltwise": check_eltwise,
+    "conv2d": check_conv2d,
 }
 
 

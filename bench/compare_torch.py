@@ -442,12 +442,102 @@ def attention_family(b):
                               b.tops.attention(q, k, v, o, causal=causal), o, ref, base, flops=flops,
                               extra={"batch": bsz, "heads": h, "seq": s, "head_dim": d, "causal": causal})
                     torch.cuda.empty_cache()
+    attention_decode(b, backends)
+
+
+def attention_decode(b, backends):
+    """B=8, H=32, Sq=1, Sk=8192, D=128: bytes = K and V read once (Q and O are 1/8192 of that)."""
+    from torch.nn.attention import SDPBackend
+    bsz, h, sq, sk, d = ATTN_DECODE
+    if b.copy_gbs is None:
+        b.copy_gbs = copy_ceiling(b.timer)
+        print("copy ceiling %.1f GB/s (512 MiB f32 device-to-device, read + written)" % b.copy_gbs)
+    b.table.header("attention decode", "memory")
+    for dt in ATTN_DTYPES:
+        case = "attention decode %s q%s kv%s" % (dname(dt), sname((bsz, sq, h, d)), sname((bsz, sk, h, d)))
+        if not b.wants(case):
+            continue
+        q = torch.randn((bsz, sq, h, d), device="cuda", dtype=dt)
+        k, v = (torch.randn((bsz, sk, h, d), device="cuda", dtype=dt) for _ in range(2))
+        o = torch.empty_like(q)
+        qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+        base = {name: sdpa_baseline(qt, kt, vt, False, be) for name, be in backends.items()}
+        ref32 = sdpa_baseline(qt.float(), kt.float(), vt.float(), False, SDPBackend.EFFICIENT_ATTENTION)
+
+        def ref():
+            with ref32.context():
+                return ref32().transpose(1, 2)
+        nbytes = 2 * k.numel() * k.element_size()
+        b.compare("attention", case, "attention_decode", dname(dt), (bsz, h, sq, sk, d),
+                  b.tops.attention(q, k, v, o), o, ref, base, nbytes=nbytes, bytes_note="K and V read once",
+                  extra={"batch": bsz, "heads": h, "seq_q": sq, "seq_k": sk, "head_dim": d})
+        del q, k, v, o
+        torch.cuda.empty_cache()
 
 
 # ------------------------------------------------------------------ conv2d
+# The six ResNet-50 layers of shared/anchors/gpu-h100.md: (N, C, H=W, K, R=S, stride, pad).
+CONV_LAYERS = ((32, 64, 56, 64, 3, 1, 1), (32, 128, 28, 128, 3, 1, 1), (32, 256, 14, 256, 3, 1, 1),
+               (32, 512, 7, 512, 3, 1, 1), (32, 3, 224, 64, 7, 2, 3), (32, 256, 56, 64, 1, 1, 0))
+
+
+def cudnn_conv(x, w, stride, pad, tf32):
+    """F.conv2d through cuDNN with benchmark=True (autotuned algorithm) and TF32 as asked."""
+    def fn():
+        return F.conv2d(x, w, stride=stride, padding=pad)
+    fn.context = lambda: torch.backends.cudnn.flags(enabled=True, benchmark=True, deterministic=False,
+                                                    allow_tf32=tf32)
+    return fn
+
+
 def conv2d_family(b):
-    """conv2d vs F.conv2d (cuDNN): section to be written with the conv2d op (FLOPs 2*N*K*P*Q*C*R*S)."""
-    print("\n[conv2d] no section yet")
+    """tops conv2d vs F.conv2d (cuDNN, benchmark=True): f16 NHWC (channels_last) and f32 NCHW, where f32 runs
+    against cuDNN in strict f32 and with TF32 allowed (PyTorch's default for convolutions).
+    FLOPs 2*N*K*P*Q*C*R*S. TOPS_BENCH_CONV_SWEEP=1 also times every tensor-core tile config (f16)."""
+    import os
+    b.family("conv2d", "compute")
+    sweep = os.environ.get("TOPS_BENCH_CONV_SWEEP") == "1"
+    configs = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x32_s4_w32x32")
+    for dt_name in ("float16", "float32"):
+        for n, c, hw, k, rs, stride, pad in CONV_LAYERS:
+            nhwc = dt_name == "float16"
+            case = "conv2d %s %s N%d C%d H%d K%d %dx%d s%d" % (dt_name, "nhwc" if nhwc else "nchw", n, c, hw, k,
+                                                              rs, rs, stride)
+            if not b.wants(case):
+                continue
+            dt = getattr(torch, dt_name)
+            fmt_ = torch.channels_last if nhwc else torch.contiguous_format
+            p = (hw + 2 * pad - rs) // stride + 1
+            x = torch.randn(n, c, hw, hw, device="cuda", dtype=dt).to(memory_format=fmt_)
+            w = (torch.randn(k, c, rs, rs, device="cuda") / (c * rs * rs) ** 0.5).to(dt).to(memory_format=fmt_)
+            y = torch.empty(n, k, p, p, device="cuda", dtype=dt).to(memory_format=fmt_)
+
+            def make(x=x, w=w, y=y, stride=stride, pad=pad, nhwc=nhwc):
+                if nhwc:  # tops takes NHWC / KRSC dims order: the channels_last tensors permuted
+                    return b.tops.conv2d(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), y.permute(0, 2, 3, 1),
+                                         stride=(stride, stride), pad=(pad,) * 4, nhwc=True, krsc=True)
+                return b.tops.conv2d(x, w, y, stride=(stride, stride), pad=(pad,) * 4)
+            run = make()
+            ref = lambda x=x, w=w, stride=stride, pad=pad: F.conv2d(x.double(), w.double(), stride=stride,  # noqa
+                                                                   padding=pad)
+            base = {"cudnn": cudnn_conv(x, w, stride, pad, False)}
+            if dt_name == "float32":
+                base = {"cudnn-f32": cudnn_conv(x, w, stride, pad, False),
+                        "cudnn-tf32": cudnn_conv(x, w, stride, pad, True)}
+            flops = 2.0 * n * k * p * p * c * rs * rs
+            b.compare("conv2d", case, "conv2d", dt_name, (n, c, hw, hw, k, rs, rs, stride, pad), run, y, ref, base,
+                      flops=flops, rounds=max(b.rounds, 3))
+            if sweep and nhwc:
+                for cfg in configs:
+                    os.environ["TOPS_CONV_IGEMM_CONFIG"] = cfg
+                    try:
+                        r2 = make()
+                    finally:
+                        del os.environ["TOPS_CONV_IGEMM_CONFIG"]
+                    ms = b.timer(r2)
+                    print("  sweep %-34s %9.4f ms %8.1f TFLOP/s" % (r2.kernel[:34], ms, flops / ms / 1e9))
+            del x, w, y, run
+            torch.cuda.empty_cache()
 
 
 # ------------------------------------------------------------------ pad / unpad

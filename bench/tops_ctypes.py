@@ -24,6 +24,7 @@ ARG_GAMMA, ARG_BETA, ARG_BIAS, ARG_RESIDUAL, ARG_PRENORM, ARG_MEAN, ARG_RSTD, AR
 ARG_INPUT0 = 16
 ARG_A, ARG_B, ARG_C, ARG_D = 24, 25, 26, 27
 ARG_Q, ARG_K, ARG_V, ARG_O, ARG_LSE, ARG_SEQLENS_K, ARG_CU_SEQLENS_Q, ARG_CU_SEQLENS_K = 28, 29, 30, 31, 32, 33, 34, 35
+ARG_W = 36
 
 SOFTMAX_LOG = 1
 NORM_LAYER, NORM_RMS = 0, 1
@@ -31,6 +32,7 @@ REDUCE_OPS = {"sum": 0, "mean": 1, "max": 2, "min": 3, "prod": 4, "sumsq": 5, "n
 ACTS = {"none": 0, "relu": 1, "gelu_erf": 2, "gelu_tanh": 3, "silu": 4}
 ACT_GELU_ERF, ACT_GELU_TANH = ACTS["gelu_erf"], ACTS["gelu_tanh"]
 GEMM_ALLOW_TF32 = 1
+CONV_NCHW, CONV_NHWC, CONV_FILTER_KCRS, CONV_FILTER_KRSC, CONV_ALLOW_TF32 = 0, 1, 0, 1, 1
 ATTN_CAUSAL = 1
 
 
@@ -97,7 +99,16 @@ class AttentionDesc(ctypes.Structure):
 
 
 # op name -> desc struct returned by tops_<name>_desc_default()
-DESCS = {"softmax": SoftmaxDesc, "transpose": TransposeDesc, "norm": NormDesc, "reduce": ReduceDesc,
+class Conv2dDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("filter_layout", ctypes.c_int),
+                ("x", TensorDesc), ("w", TensorDesc), ("bias", TensorDesc), ("residual", TensorDesc),
+                ("y", TensorDesc), ("stride_h", ctypes.c_int32), ("stride_w", ctypes.c_int32),
+                ("pad_top", ctypes.c_int32), ("pad_bottom", ctypes.c_int32), ("pad_left", ctypes.c_int32),
+                ("pad_right", ctypes.c_int32), ("dilation_h", ctypes.c_int32), ("dilation_w", ctypes.c_int32),
+                ("groups", ctypes.c_int32), ("act", ctypes.c_int), ("flags", ctypes.c_uint32)]
+
+
+DESCS = {"conv2d": Conv2dDesc, "softmax": SoftmaxDesc, "transpose": TransposeDesc, "norm": NormDesc, "reduce": ReduceDesc,
          "bias_act": BiasActDesc, "prelu": PreluDesc, "weighted_sum": WeightedSumDesc, "gemm": GemmDesc,
          "attention": AttentionDesc}
 
@@ -243,6 +254,21 @@ class Tops:
                                  ("cu_seqlens_q", ARG_CU_SEQLENS_Q, cu_seqlens_q),
                                  ("cu_seqlens_k", ARG_CU_SEQLENS_K, cu_seqlens_k)))
         return self._make("attention", d, args)
+
+    def conv2d(self, x, w, y, stride=(1, 1), pad=(0, 0, 0, 0), dilation=(1, 1), groups=1, bias=None, residual=None,
+               act="none", nhwc=False, krsc=False, tf32=False):
+        """x, y, residual in NHWC dims order with nhwc (else NCHW), w in KRSC with krsc (else KCRS); any strides.
+        pad = (top, bottom, left, right)."""
+        d = self.lib.tops_conv2d_desc_default()
+        d.layout, d.filter_layout = CONV_NHWC if nhwc else CONV_NCHW, CONV_FILTER_KRSC if krsc else CONV_FILTER_KCRS
+        d.x, d.w, d.y = self.desc(x), self.desc(w), self.desc(y)
+        d.stride_h, d.stride_w = stride
+        d.pad_top, d.pad_bottom, d.pad_left, d.pad_right = pad
+        d.dilation_h, d.dilation_w = dilation
+        d.groups, d.act, d.flags = groups, ACTS[act], CONV_ALLOW_TF32 if tf32 else 0
+        args = [Arg(ARG_X, x.data_ptr()), Arg(ARG_W, w.data_ptr()), Arg(ARG_Y, y.data_ptr())]
+        self._optional(d, args, (("bias", ARG_BIAS, bias), ("residual", ARG_RESIDUAL, residual)))
+        return self._make("conv2d", d, args)
 
 
 def rel_err(a, b):
