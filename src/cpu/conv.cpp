@@ -1,12 +1,52 @@
-// CPU plan of the 2-D convolution: picks the kernel for the validated params.
+// CPU plan of the 2-D convolution. Kernel choice, in order:
+//   1. 1x1, stride 1, no padding, groups 1, x / y / residual dense NHWC:
+//      exactly a GEMM (pixels, C) @ (C, K) with the residual as C (beta 1),
+//      so it runs the GEMM plan itself (src/cpu/gemm.cpp): conv2d_1x1_<gemm>.
+//   2. depthwise (C/G = 1, K/G = 1): a direct per-channel kernel, vectorized
+//      over channels (src/cpu/kernels/conv_depthwise.cpp).
+//   3. everything else: the implicit GEMM (src/cpu/kernels/conv_gemm.cpp) on
+//      a zero-padded f32 NHWC staging of x, in the orientation that packs the
+//      smaller operand: pixels_by_channels (filter packed once) when the
+//      output has at least as many pixels (N * P * Q) as filters (K), else
+//      channels_by_pixels (blocked im2col packed per task).
+// TOPS_CONV_ALGO=direct|pixels_by_channels|channels_by_pixels|depthwise
+// forces a path that applies (tests of both orientations, debugging); direct
+// is the plain loop of src/cpu/conv_direct.cpp.
+// Workspace (sized at create for up to omp_get_max_threads() threads):
+// staged input, packed or staged filter, per-thread im2col blocks.
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "common/status.hpp"
 #include "cpu/conv_kernels.hpp"
+#include "cpu/conv_stage.hpp"
+#include "cpu/isa.hpp"
 #include "cpu/ops.hpp"
+#include "cpu/parallel.hpp"
 
 namespace tops::cpu {
 namespace {
+
+constexpr long kDefaultL2 = 512 * 1024;
+constexpr size_t kAlign = 64;
+constexpr int64_t kSerialFlops = int64_t(1) << 21;  // below ~2 MFLOP one thread is faster
+constexpr int64_t kTasksPerThread = 4;               // enough tasks to even out the static split
+constexpr int64_t kMaxColsBlock = 512;               // pixels of one packed im2col block
+
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+long l2_bytes() {
+    const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return v > 0 ? v : kDefaultL2;
+}
 
 const char* dtype_tag(tops_dtype_t dt) {
     switch (dt) {
@@ -16,12 +56,28 @@ const char* dtype_tag(tops_dtype_t dt) {
     }
 }
 
+std::string forced_algo() {
+    const char* env = std::getenv("TOPS_CONV_ALGO");
+    return env ? env : "";
+}
+
+template <class F>
+void dispatch_isa(Isa isa, F f) {
+    switch (isa) {
+        case Isa::avx512: f(ArchAvx512{}); break;
+        case Isa::avx2: f(ArchAvx2{}); break;
+        default: f(ArchSse4{}); break;
+    }
+}
+
+// ------------------------------------------------------------------ direct
+
 class ConvDirectPlan final : public OpPlan {
 public:
     explicit ConvDirectPlan(const ConvParams& p) : p_(p), name_(fmt("conv2d_direct_", dtype_tag(p.x.dtype))) {}
 
     const char* kernel_name() const override { return name_.c_str(); }
-    std::string reason() const override { return "direct loops (any strides, any dtype)"; }
+    std::string reason() const override { return "direct loops (TOPS_CONV_ALGO=direct)"; }
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
         if (p_.y.numel() == 0) return Status::ok();
         conv_direct_run(p_, args, ctx.num_threads);
@@ -33,10 +89,260 @@ private:
     std::string name_;
 };
 
+// ------------------------------------------------------------------ 1x1 as GEMM
+
+bool is_plain_gemm(const ConvParams& p) {
+    return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+           p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0 && p.groups == 1 && conv_is_dense_nhwc(p.x) &&
+           conv_is_dense_nhwc(p.y) && (!p.residual.present() || conv_is_dense_nhwc(p.residual));
+}
+
+// (1, pixels, channels) view of a dense NHWC tensor.
+TensorLayout pixel_matrix(const TensorLayout& t) {
+    TensorLayout m;
+    m.dtype = t.dtype;
+    m.rank = 3;
+    m.dims[0] = 1;
+    m.dims[1] = t.dims[0] * t.dims[2] * t.dims[3];
+    m.dims[2] = t.dims[1];
+    m.strides[0] = 0;
+    m.strides[1] = t.dims[1];
+    m.strides[2] = 1;
+    return m;
+}
+
+class Conv1x1GemmPlan final : public OpPlan {
+public:
+    Conv1x1GemmPlan(const ConvParams& p, PlanPtr gemm)
+        : p_(p), gemm_(std::move(gemm)), name_(fmt("conv2d_1x1_", gemm_->kernel_name())) {}
+
+    size_t workspace_size() const override { return gemm_->workspace_size(); }
+    const char* kernel_name() const override { return name_.c_str(); }
+    std::string reason() const override {
+        return "1x1, stride 1, no padding, groups 1, dense NHWC: the GEMM (pixels, C) @ (C, K), residual as C; " +
+               gemm_->reason();
+    }
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        ArgTable g;
+        g.ptr[TOPS_ARG_A] = args.in(TOPS_ARG_X);
+        g.ptr[TOPS_ARG_B] = args.in(TOPS_ARG_W);
+        g.ptr[TOPS_ARG_C] = p_.residual.present() ? args.in(TOPS_ARG_RESIDUAL) : nullptr;
+        g.ptr[TOPS_ARG_BIAS] = p_.bias.present() ? args.in(TOPS_ARG_BIAS) : nullptr;
+        g.ptr[TOPS_ARG_D] = args.in(TOPS_ARG_Y);
+        g.workspace = args.workspace;
+        g.workspace_bytes = args.workspace_bytes;
+        return gemm_->execute(ctx, g);
+    }
+
+private:
+    ConvParams p_;
+    PlanPtr gemm_;
+    std::string name_;
+};
+
+Status plan_1x1_gemm(const ConvParams& p, PlanPtr* out) {
+    GemmParams g;
+    g.a = pixel_matrix(p.x);
+    g.d = pixel_matrix(p.y);
+    if (p.residual.present()) {
+        g.c = pixel_matrix(p.residual);
+        g.beta = 1.0f;
+    }
+    g.b.dtype = p.w.dtype;  // (1, C, K): w (K, C, 1, 1) read transposed
+    g.b.rank = 3;
+    g.b.dims[0] = 1;
+    g.b.dims[1] = p.in_c;
+    g.b.dims[2] = p.out_c;
+    g.b.strides[1] = p.w.strides[1];
+    g.b.strides[2] = p.w.strides[0];
+    g.bias = p.bias;
+    g.act = p.act;
+    g.batch = 1;
+    g.m = g.d.dims[1];
+    g.n = p.out_c;
+    g.k = p.in_c;
+    PlanPtr gemm;
+    TOPS_RETURN_IF_ERROR(plan_gemm(g, &gemm));
+    out->reset(new Conv1x1GemmPlan(p, std::move(gemm)));
+    return Status::ok();
+}
+
+// ------------------------------------------------------------------ implicit GEMM
+
+class ConvGemmPlan final : public OpPlan {
+public:
+    ConvGemmPlan(const ConvParams& p, ConvGemmOrientation orient, bool forced)
+        : p_(p), isa_(active_isa()), tile_(gemm_tile_shape(isa_)), orient_(orient), st_(conv_staging(p)) {
+        const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group();
+        kdim_ = p.kernel_h * p.kernel_w * cg;
+        max_threads_ = std::max(1, omp_get_max_threads());
+        const bool pbc = orient_ == ConvGemmOrientation::pixels_by_channels;
+        // Filter rows for channels_by_pixels: the caller's f32 filter when its
+        // rows are contiguous in (r, s, c) or (c, r, s) order, else staged (r, s, c).
+        const bool f32 = p.w.dtype == TOPS_DTYPE_F32;
+        const bool w_krsc = f32 && conv_is_dense_nhwc(p.w), w_kcrs = f32 && conv_is_dense_nchw(p.w);
+        w_in_place_ = !pbc && (w_krsc || w_kcrs);
+        const bool order_crs = !pbc && w_kcrs && !w_krsc;
+        koff_.resize(size_t(kdim_));
+        for (int64_t r = 0; r < p.kernel_h; ++r) {
+            for (int64_t s = 0; s < p.kernel_w; ++s) {
+                for (int64_t c = 0; c < cg; ++c) {
+                    const int64_t kk = order_crs ? (c * p.kernel_h + r) * p.kernel_w + s : (r * p.kernel_w + s) * cg + c;
+                    koff_[size_t(kk)] = r * p.dilation_h * st_.xp_row + s * p.dilation_w * st_.xp_pix + c;
+                }
+            }
+        }
+        // Blocks: the A rows a task walks (pixels_by_channels) or its packed
+        // im2col block (channels_by_pixels) fill about half of L2.
+        const int64_t pixels = p.out_h * p.out_w;
+        const int64_t fit = std::max<int64_t>(1, l2_bytes() / 2 / (std::max<int64_t>(kdim_, 1) * int64_t(sizeof(float))));
+        if (pbc) {
+            rows_block_ = std::min(round_up(std::max<int64_t>(pixels, 1), tile_.mr),
+                                   std::max<int64_t>(tile_.mr, fit / tile_.mr * tile_.mr));
+            cols_block_ = round_up(std::max<int64_t>(kg, 1), tile_.nr);
+        } else {
+            cols_block_ = std::min({round_up(std::max<int64_t>(pixels, 1), tile_.nr), round_up(kMaxColsBlock, tile_.nr),
+                                    std::max<int64_t>(tile_.nr, fit / tile_.nr * tile_.nr)});
+            rows_block_ = round_up(std::max<int64_t>(kg, 1), tile_.mr);
+        }
+        // Enough tasks for the largest team: split the dimension that costs no
+        // extra packing first (pixels), then the other one.
+        const int64_t want = int64_t(max_threads_) * kTasksPerThread;
+        auto tasks = [&] {
+            const int64_t rows = pbc ? pixels : kg, cols = pbc ? kg : pixels;
+            return p.batch * p.groups * ceil_div(rows, rows_block_) * ceil_div(cols, cols_block_);
+        };
+        int64_t& pix_block = pbc ? rows_block_ : cols_block_;
+        int64_t& chan_block = pbc ? cols_block_ : rows_block_;
+        const int64_t pix_unit = pbc ? tile_.mr : tile_.nr, chan_unit = pbc ? tile_.nr : tile_.mr;
+        while (max_threads_ > 1 && tasks() < want && pix_block > pix_unit) {
+            pix_block = std::max(pix_unit, round_up(pix_block / 2, pix_unit));
+        }
+        while (max_threads_ > 1 && tasks() < want && chan_block > chan_unit) {
+            chan_block = std::max(chan_unit, round_up(chan_block / 2, chan_unit));
+        }
+        // Workspace: staged x, then the packed filter slivers (pixels_by_channels)
+        // or staged filter rows (channels_by_pixels, when needed), then one
+        // im2col block per thread.
+        size_t off = align_up(st_.floats * sizeof(float));
+        filter_offset_ = off;
+        if (pbc) {
+            off += align_up(size_t(p.groups * ceil_div(kg, tile_.nr) * tile_.nr * kdim_) * sizeof(float));
+        } else {
+            if (!w_in_place_) off += align_up(size_t(p.out_c * kdim_) * sizeof(float));
+            col_buf_floats_ = align_up(size_t(kdim_ * cols_block_) * sizeof(float)) / sizeof(float);
+        }
+        cols_offset_ = off;
+        off += size_t(max_threads_) * col_buf_floats_ * sizeof(float);
+        bytes_ = off + kAlign;
+        name_ = fmt("conv2d_gemm_", pbc ? "pixels_by_channels" : "channels_by_pixels", "_", dtype_tag(p.x.dtype), "_",
+                    tile_.mr, "x", tile_.nr, "_", isa_name(isa_));
+        why_ = fmt("implicit GEMM, kdim ", kdim_, ", ", pbc ? "pixels x channels (filter packed once" : "channels x pixels (im2col packed in blocks",
+                   forced ? ", TOPS_CONV_ALGO)" : ": N*P*Q vs K picks the smaller operand to pack)", ", input ",
+                   st_.in_place ? "read in place" : "staged as padded f32 NHWC", ", blocks ", rows_block_, " x ",
+                   cols_block_, ", workspace for up to ", max_threads_, " threads");
+    }
+
+    size_t workspace_size() const override { return bytes_; }
+    const char* kernel_name() const override { return name_.c_str(); }
+    std::string reason() const override { return why_; }
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (p_.y.numel() == 0) return Status::ok();
+        unsigned char* ws = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uintptr_t>(args.workspace)));
+        const bool pbc = orient_ == ConvGemmOrientation::pixels_by_channels;
+        const int64_t flops = 2 * p_.y.numel() * std::max<int64_t>(kdim_, 1);
+        const int threads = std::min(max_threads_, pick_threads(ctx.num_threads, flops, kSerialFlops));
+        ConvGemmArgs g;
+        g.orientation = orient_;
+        g.batch = p_.batch;
+        g.groups = p_.groups;
+        g.cg = p_.in_c_per_group();
+        g.kg = p_.out_c_per_group();
+        g.out_h = p_.out_h;
+        g.out_w = p_.out_w;
+        g.kdim = kdim_;
+        g.stride_h = p_.stride_h;
+        g.stride_w = p_.stride_w;
+        if (st_.in_place) {
+            g.xp = static_cast<const float*>(args.in(TOPS_ARG_X));
+        } else {
+            float* xp = reinterpret_cast<float*>(ws);
+            conv_stage_input(p_, st_, args.in(TOPS_ARG_X), xp, threads);
+            g.xp = xp;
+        }
+        g.xp_img = st_.xp_img;
+        g.xp_row = st_.xp_row;
+        g.xp_pix = st_.xp_pix;
+        g.koff = koff_.data();
+        float* filt = reinterpret_cast<float*>(ws + filter_offset_);
+        if (pbc) {
+            conv_pack_filter_slivers(p_, args.in(TOPS_ARG_W), tile_.nr, filt, threads);
+            g.wpack = filt;
+        } else if (w_in_place_) {
+            g.wrows = static_cast<const float*>(args.in(TOPS_ARG_W));
+            g.w_row = p_.w.strides[0];
+        } else {
+            conv_stage_filter_rows(p_, args.in(TOPS_ARG_W), filt, threads);
+            g.wrows = filt;
+            g.w_row = kdim_;
+        }
+        g.y = args.out(TOPS_ARG_Y);
+        std::memcpy(g.ys, p_.y.strides, sizeof(g.ys));
+        if (p_.residual.present()) {
+            g.res = args.in(TOPS_ARG_RESIDUAL);
+            std::memcpy(g.rs, p_.residual.strides, sizeof(g.rs));
+        }
+        if (p_.bias.present()) {
+            g.bias = args.in(TOPS_ARG_BIAS);
+            g.bias_s = p_.bias.strides[0];
+        }
+        g.act = p_.act;
+        g.rows_block = rows_block_;
+        g.cols_block = cols_block_;
+        g.col_bufs = reinterpret_cast<float*>(ws + cols_offset_);
+        g.col_buf_floats = col_buf_floats_;
+        g.threads = threads;
+        dispatch_isa(isa_, [&](auto arch) {
+            switch (p_.y.dtype) {
+                case TOPS_DTYPE_F16: ConvGemmKernel<TOPS_DTYPE_F16>{}(arch, g); break;
+                case TOPS_DTYPE_BF16: ConvGemmKernel<TOPS_DTYPE_BF16>{}(arch, g); break;
+                default: ConvGemmKernel<TOPS_DTYPE_F32>{}(arch, g); break;
+            }
+        });
+        return Status::ok();
+    }
+
+private:
+    ConvParams p_;
+    Isa isa_;
+    GemmTileShape tile_;
+    ConvGemmOrientation orient_;
+    ConvStaging st_;
+    int64_t kdim_ = 0;
+    std::vector<int64_t> koff_;
+    bool w_in_place_ = false;
+    int64_t rows_block_ = 0, cols_block_ = 0;
+    size_t filter_offset_ = 0, cols_offset_ = 0, col_buf_floats_ = 0, bytes_ = 0;
+    int max_threads_ = 1;
+    std::string name_, why_;
+};
+
 }  // namespace
 
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
-    out->reset(new ConvDirectPlan(p));
+    const std::string algo = forced_algo();
+    if (algo == "direct") {
+        out->reset(new ConvDirectPlan(p));
+        return Status::ok();
+    }
+    const bool forced_pbc = algo == "pixels_by_channels", forced_cbp = algo == "channels_by_pixels";
+    if (!forced_pbc && !forced_cbp && is_plain_gemm(p)) return plan_1x1_gemm(p, out);
+    ConvGemmOrientation orient = p.batch * p.out_h * p.out_w >= p.out_c ? ConvGemmOrientation::pixels_by_channels
+                                                                      : ConvGemmOrientation::channels_by_pixels;
+    if (forced_pbc) orient = ConvGemmOrientation::pixels_by_channels;
+    if (forced_cbp) orient = ConvGemmOrientation::channels_by_pixels;
+    out->reset(new ConvGemmPlan(p, orient, forced_pbc || forced_cbp));
     return Status::ok();
 }
 

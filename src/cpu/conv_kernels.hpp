@@ -68,8 +68,4 @@ struct ConvGemmKernel {
     void operator()(Arch, ConvGemmArgs g) const;
 };
 
-// Packs a canonical (K, C/G, R, S) filter of any strides and dtype into the
-// pixels_by_channels B layout (reduction order r, s, c), in parallel.
-void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float* dst, int threads);
-
 }  // namespace tops::cpu

@@ -1,0 +1,32 @@
+// Staging of the CPU implicit-GEMM convolution's operands (src/cpu/conv_stage.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/params.hpp"
+
+namespace tops::cpu {
+
+// The zero-padded f32 NHWC input xp (N, Hp, Wp, C), strides in elements.
+// in_place: x itself serves (dense NHWC f32 without padding): nothing staged.
+struct ConvStaging {
+    bool in_place = false;
+    int64_t hp = 0, wp = 0;
+    int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
+    size_t floats = 0;  // workspace for xp (0 when in place)
+};
+
+ConvStaging conv_staging(const ConvParams& p);
+
+// x (any strides, f32 / f16 / bf16) -> xp.
+void conv_stage_input(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int threads);
+
+// w -> f32 rows (K, kdim), reduction order (r, s, c).
+void conv_stage_filter_rows(const ConvParams& p, const void* w, float* dst, int threads);
+
+// w -> NR-wide channel slivers (G, ceil(K/G / NR), kdim, NR), order (r, s, c),
+// zero past K/G.
+void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float* dst, int threads);
+
+}  // namespace tops::cpu

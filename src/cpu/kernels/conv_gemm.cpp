@@ -1,0 +1,323 @@
+// Implicit-GEMM convolution (conv2d_gemm_<orientation>_<dtype>_<mr>x<nr>_<isa>).
+//
+// Strategy: per image n and group g the convolution is the GEMM
+// D = A @ B with kdim = R * S * C/G reduction steps. The input is staged by
+// the planner's execute (src/cpu/conv.cpp) as a zero-padded f32 NHWC tensor
+// xp, so every tap of every output pixel lies inside xp and the reduction
+// step kk of the pixel whose window starts at offset o reads xp[o + koff[kk]]
+// (koff folds r, s and c in the reduction order). The micro-kernel is the
+// GEMM's: an MR x NR register tile (NR = two SIMD vectors), per step two B
+// vectors loaded from a packed (kdim, NR) sliver and each A element broadcast
+// into two FMAs. What differs is where A comes from: MR row pointers, read in
+// place, so nothing of A is packed.
+//   pixels_by_channels: A rows are output pixels, read from xp through koff
+//     (indirect convolution: no im2col at all); B is the filter packed into
+//     channel slivers once per execute. Used when the filter is the smaller
+//     operand (many pixels: the early ResNet layers, the stem).
+//   channels_by_pixels: A rows are filter rows (contiguous in the reduction
+//     order); B is a blocked im2col: each task packs at most cols_block
+//     pixels x kdim into its thread's buffer (sized to stay in L2) and runs
+//     every filter row against it. Used when the pixels are fewer than the
+//     filters (the late layers at small batch), so only the small operand is
+//     ever packed.
+// The whole reduction runs in registers (no K slabs): the epilogue adds bias
+// and residual, applies the activation and converts to y's dtype straight
+// from the accumulators, with vector stores where a tile row is contiguous
+// in y (NHWC for pixels_by_channels, NCHW for channels_by_pixels) and a
+// scalar store otherwise. Tasks (n, g, row block, col block) are split
+// statically across threads; no barriers.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "cpu/conv_kernels.hpp"
+#include "cpu/isa_arch.hpp"
+#include "cpu/vec_convert.hpp"
+
+namespace tops::cpu {
+namespace TOPS_ISA_NS {
+namespace {
+
+#if defined(TOPS_CPU_ISA_avx512)
+constexpr Isa kIsa = Isa::avx512;
+#elif defined(TOPS_CPU_ISA_avx2)
+constexpr Isa kIsa = Isa::avx2;
+#else
+constexpr Isa kIsa = Isa::sse4;
+#endif
+
+constexpr int kMr = gemm_tile_shape(kIsa).mr;
+constexpr int kNr = gemm_tile_shape(kIsa).nr;
+constexpr int kNv = kNr / kLanes;  // vectors per tile row
+static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per step");
+static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
+
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluTanhCubic = 0.044715f;
+
+#define TOPS_CONV_INLINE inline __attribute__((always_inline))
+
+using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
+
+TOPS_CONV_INLINE VecF activate(Activation act, VecF v) {
+    switch (act) {
+        case Activation::relu: return xsimd::max(v, VecF(0.0f));
+        case Activation::gelu_erf: return VecF(0.5f) * v * (VecF(1.0f) + xsimd::erf(v * VecF(kInvSqrt2)));
+        case Activation::gelu_tanh: {
+            const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
+            return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
+        }
+        case Activation::silu: return v / (VecF(1.0f) + xsimd::exp(-v));
+        default: return v;
+    }
+}
+
+inline float activate1(Activation act, float v) {
+    switch (act) {
+        case Activation::relu: return v > 0.0f ? v : 0.0f;
+        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
+        case Activation::gelu_tanh:
+            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
+        case Activation::silu: return v / (1.0f + std::exp(-v));
+        default: return v;
+    }
+}
+
+// acc (MR, NR) = sum over kk of A[i][kk] * b (kdim, NR) packed, where A row i
+// is rows[i][koff[kk]] (kIndexed) or rows[i][kk].
+template <bool kIndexed>
+TOPS_CONV_INLINE void micro_kernel(const float* const* rows, const int64_t* __restrict koff, int64_t kdim,
+                                   const float* __restrict b, Tile& acc) {
+    const float* r[kMr];
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+        r[i] = rows[i];
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
+    }
+#pragma GCC unroll 2
+    for (int64_t p = 0; p < kdim; ++p) {
+        const int64_t o = kIndexed ? koff[p] : p;
+        const VecF b0 = VecF::load_aligned(b);
+        const VecF b1 = VecF::load_aligned(b + kLanes);
+#pragma GCC unroll 32
+        for (int i = 0; i < kMr; ++i) {
+            const VecF ai(r[i][o]);
+            acc[i][0] = xsimd::fma(ai, b0, acc[i][0]);
+            acc[i][1] = xsimd::fma(ai, b1, acc[i][1]);
+        }
+        b += kNr;
+    }
+}
+
+// Where the tile's rows and columns land: y / residual offsets and the
+// output channel of each row or column (bias).
+struct TileMap {
+    int64_t y_row[kMr], y_col[kNr];
+    int64_t r_row[kMr], r_col[kNr];
+    int64_t chan_row[kMr], chan_col[kNr];  // -1 where the channel is on the other axis
+    int mrows = 0, ncols = 0;
+    bool bias_on_cols = false;
+};
+
+bool contiguous(const int64_t* off, int n) {
+    for (int j = 1; j < n; ++j) {
+        if (off[j] != off[0] + j) return false;
+    }
+    return true;
+}
+
+template <tops_dtype_t OUT>
+void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
+    using TO = storage_t<OUT>;
+    TO* y = static_cast<TO*>(g.y);
+    const TO* res = static_cast<const TO*>(g.res);
+    const TO* bias = static_cast<const TO*>(g.bias);
+    const bool vec = t.ncols == kNr && contiguous(t.y_col, kNr) && (!res || contiguous(t.r_col, kNr)) &&
+                     (!bias || !t.bias_on_cols || g.bias_s == 1);
+    if (vec) {
+        VecF bcol[kNv];
+        for (int v = 0; v < kNv; ++v) {
+            bcol[v] = bias && t.bias_on_cols ? load<OUT>(bias + t.chan_col[0] + v * kLanes) : VecF(0.0f);
+        }
+        for (int i = 0; i < t.mrows; ++i) {
+            const VecF brow(bias && !t.bias_on_cols ? to_float<OUT>(bias[t.chan_row[i] * g.bias_s]) : 0.0f);
+#pragma GCC unroll 2
+            for (int v = 0; v < kNv; ++v) {
+                VecF x = acc[i][v] + bcol[v] + brow;
+                if (res) x += load<OUT>(res + t.r_row[i] + t.r_col[0] + v * kLanes);
+                store<OUT>(y + t.y_row[i] + t.y_col[0] + v * kLanes, activate(g.act, x));
+            }
+        }
+        return;
+    }
+    alignas(64) float tmp[kMr][kNr];
+    for (int i = 0; i < kMr; ++i) {
+        for (int v = 0; v < kNv; ++v) acc[i][v].store_aligned(&tmp[i][v * kLanes]);
+    }
+    for (int i = 0; i < t.mrows; ++i) {
+        for (int j = 0; j < t.ncols; ++j) {
+            float x = tmp[i][j];
+            if (bias) x += to_float<OUT>(bias[(t.bias_on_cols ? t.chan_col[j] : t.chan_row[i]) * g.bias_s]);
+            if (res) x += to_float<OUT>(res[t.r_row[i] + t.r_col[j]]);
+            y[t.y_row[i] + t.y_col[j]] = from_float<OUT>(activate1(g.act, x));
+        }
+    }
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Window origin of output pixel m of image n in xp, group g's channels.
+const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
+    const int64_t p = m / g.out_w, q = m % g.out_w;
+    return g.xp + n * g.xp_img + p * g.stride_h * g.xp_row + q * g.stride_w * g.xp_pix + grp * g.cg;
+}
+
+// One task of pixels_by_channels: pixels [m0, m1) x channels [j0, j1) of (n, grp).
+template <tops_dtype_t OUT>
+void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m0, int64_t m1, int64_t j0,
+                             int64_t j1) {
+    const int64_t slivers = ceil_div(g.kg, kNr);
+    TileMap t;
+    t.bias_on_cols = true;
+    for (int i = 0; i < kMr; ++i) t.chan_row[i] = -1;
+    for (int64_t j = j0; j < j1; j += kNr) {
+        const float* b = g.wpack + (grp * slivers + j / kNr) * g.kdim * kNr;
+        t.ncols = int(std::min<int64_t>(kNr, j1 - j));
+        for (int c = 0; c < kNr; ++c) {
+            const int64_t k = grp * g.kg + j + std::min(c, t.ncols - 1);
+            t.chan_col[c] = k;
+            t.y_col[c] = k * g.ys[1];
+            t.r_col[c] = k * g.rs[1];
+        }
+        for (int64_t m = m0; m < m1; m += kMr) {
+            t.mrows = int(std::min<int64_t>(kMr, m1 - m));
+            const float* rows[kMr];
+            for (int i = 0; i < kMr; ++i) {
+                const int64_t mi = m + std::min(i, t.mrows - 1);
+                rows[i] = pixel_origin(g, n, grp, mi);
+                const int64_t p = mi / g.out_w, q = mi % g.out_w;
+                t.y_row[i] = n * g.ys[0] + p * g.ys[2] + q * g.ys[3];
+                t.r_row[i] = n * g.rs[0] + p * g.rs[2] + q * g.rs[3];
+            }
+            Tile acc;
+            micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
+            store_tile<OUT>(acc, g, t);
+        }
+    }
+}
+
+// Packs im2col columns [m0, m1) of (n, grp) into slivers (kdim, NR); columns
+// past m1 repeat the last pixel (computed, never stored).
+void pack_im2col(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m0, int64_t m1, float* dst) {
+    for (int64_t m = m0; m < m1; m += kNr) {
+        const float* base[kNr];
+        for (int j = 0; j < kNr; ++j) base[j] = pixel_origin(g, n, grp, std::min(m + j, m1 - 1));
+        for (int64_t kk = 0; kk < g.kdim; ++kk) {
+            const int64_t o = g.koff[kk];
+#pragma GCC unroll 32
+            for (int j = 0; j < kNr; ++j) dst[kk * kNr + j] = base[j][o];
+        }
+        dst += g.kdim * kNr;
+    }
+}
+
+// One task of channels_by_pixels: channels [k0, k1) x pixels [m0, m1) of
+// (n, grp), with the pixels' im2col block packed in buf (when not already).
+template <tops_dtype_t OUT>
+void task_channels_by_pixels(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t k0, int64_t k1, int64_t m0,
+                             int64_t m1, const float* buf) {
+    TileMap t;
+    t.bias_on_cols = false;
+    for (int c = 0; c < kNr; ++c) t.chan_col[c] = -1;
+    for (int64_t m = m0; m < m1; m += kNr) {
+        const float* b = buf + (m - m0) * g.kdim;
+        t.ncols = int(std::min<int64_t>(kNr, m1 - m));
+        for (int c = 0; c < kNr; ++c) {
+            const int64_t mc = m + std::min(c, t.ncols - 1);
+            const int64_t p = mc / g.out_w, q = mc % g.out_w;
+            t.y_col[c] = p * g.ys[2] + q * g.ys[3];
+            t.r_col[c] = p * g.rs[2] + q * g.rs[3];
+        }
+        for (int64_t k = k0; k < k1; k += kMr) {
+            t.mrows = int(std::min<int64_t>(kMr, k1 - k));
+            const float* rows[kMr];
+            for (int i = 0; i < kMr; ++i) {
+                const int64_t kc = grp * g.kg + k + std::min(i, t.mrows - 1);
+                rows[i] = g.wrows + kc * g.w_row;
+                t.chan_row[i] = kc;
+                t.y_row[i] = n * g.ys[0] + kc * g.ys[1];
+                t.r_row[i] = n * g.rs[0] + kc * g.rs[1];
+            }
+            Tile acc;
+            micro_kernel<false>(rows, nullptr, g.kdim, b, acc);
+            store_tile<OUT>(acc, g, t);
+        }
+    }
+}
+
+template <tops_dtype_t OUT>
+void run_tasks(const ConvGemmArgs& g, int64_t begin, int64_t end, int tid) {
+    const int64_t pixels = g.out_h * g.out_w;
+    if (g.orientation == ConvGemmOrientation::pixels_by_channels) {
+        const int64_t rblocks = ceil_div(pixels, g.rows_block), cblocks = ceil_div(g.kg, g.cols_block);
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t cb = task % cblocks, rb = task / cblocks % rblocks, ng = task / cblocks / rblocks;
+            const int64_t m0 = rb * g.rows_block, j0 = cb * g.cols_block;
+            task_pixels_by_channels<OUT>(g, ng / g.groups, ng % g.groups, m0, std::min(pixels, m0 + g.rows_block), j0,
+                                         std::min(g.kg, j0 + g.cols_block));
+        }
+        return;
+    }
+    // channels_by_pixels: consecutive tasks share a pixel block, packed once.
+    const int64_t rblocks = ceil_div(g.kg, g.rows_block), cblocks = ceil_div(pixels, g.cols_block);
+    float* buf = g.col_bufs + size_t(tid) * g.col_buf_floats;
+    int64_t packed = -1;  // (ng, cb) held in buf
+    for (int64_t task = begin; task < end; ++task) {
+        const int64_t rb = task % rblocks, cb = task / rblocks % cblocks, ng = task / rblocks / cblocks;
+        const int64_t n = ng / g.groups, grp = ng % g.groups;
+        const int64_t m0 = cb * g.cols_block, m1 = std::min(pixels, m0 + g.cols_block);
+        if (packed != task / rblocks) {
+            pack_im2col(g, n, grp, m0, m1, buf);
+            packed = task / rblocks;
+        }
+        const int64_t k0 = rb * g.rows_block;
+        task_channels_by_pixels<OUT>(g, n, grp, k0, std::min(g.kg, k0 + g.rows_block), m0, m1, buf);
+    }
+}
+
+}  // namespace
+
+int64_t conv_gemm_tasks(const ConvGemmArgs& g) {
+    const int64_t pixels = g.out_h * g.out_w;
+    const int64_t rows = g.orientation == ConvGemmOrientation::pixels_by_channels ? pixels : g.kg;
+    const int64_t cols = g.orientation == ConvGemmOrientation::pixels_by_channels ? g.kg : pixels;
+    return g.batch * g.groups * ceil_div(rows, g.rows_block) * ceil_div(cols, g.cols_block);
+}
+
+}  // namespace TOPS_ISA_NS
+
+template <tops_dtype_t OUT>
+template <class A>
+void ConvGemmKernel<OUT>::operator()(A, ConvGemmArgs g) const {
+    const int64_t tasks = TOPS_ISA_NS::conv_gemm_tasks(g);
+    if (g.threads <= 1 || tasks <= 1) {
+        TOPS_ISA_NS::run_tasks<OUT>(g, 0, tasks, 0);
+        return;
+    }
+#pragma omp parallel num_threads(g.threads)
+    {
+        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t begin = tasks * t / nt, end = tasks * (t + 1) / nt;
+        if (begin < end) TOPS_ISA_NS::run_tasks<OUT>(g, begin, end, int(t));
+    }
+}
+
+template void ConvGemmKernel<TOPS_DTYPE_F32>::operator()<Arch>(Arch, ConvGemmArgs) const;
+template void ConvGemmKernel<TOPS_DTYPE_F16>::operator()<Arch>(Arch, ConvGemmArgs) const;
+template void ConvGemmKernel<TOPS_DTYPE_BF16>::operator()<Arch>(Arch, ConvGemmArgs) const;
+
+}  // namespace tops::cpu
