@@ -397,7 +397,9 @@ ATTN_TOKENS = 16384
 ATTN_HIDDEN = 2048
 ATTN_SEQS = (512, 1024, 2048, 4096, 8192, 16384)
 ATTN_HEAD_DIMS = (64, 128)
-ATTN_DTYPES = (torch.float16,)
+ATTN_DTYPES = (torch.float16, torch.bfloat16)
+# Decode: one query against a long KV cache; memory-bound (K and V read once).
+ATTN_DECODE = (8, 32, 1, 8192, 128)  # B, H, Sq, Sk, D
 
 
 def sdpa_baseline(qt, kt, vt, causal, backend):
@@ -410,11 +412,11 @@ def sdpa_baseline(qt, kt, vt, causal, backend):
 
 
 def attention_family(b):
-    """tops attention ([B, S, H, D]) vs F.scaled_dot_product_attention pinned to each of PyTorch's backends."""
+    """tops attention ([B, S, H, D]) vs F.scaled_dot_product_attention pinned to FlashAttention-2 and cuDNN
+    (the anchor shapes of shared/anchors/gpu-h100.md), then the decode case as % of copy bandwidth."""
     from torch.nn.attention import SDPBackend
     b.family("attention", "compute")
-    backends = {"sdpa-flash2": SDPBackend.FLASH_ATTENTION, "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION,
-                "sdpa-efficient": SDPBackend.EFFICIENT_ATTENTION}
+    backends = {"sdpa-flash2": SDPBackend.FLASH_ATTENTION, "sdpa-cudnn": SDPBackend.CUDNN_ATTENTION}
     for dt in ATTN_DTYPES:
         for d in ATTN_HEAD_DIMS:
             for causal in (False, True):
@@ -497,7 +499,7 @@ def conv2d_family(b):
     import os
     b.family("conv2d", "compute")
     sweep = os.environ.get("TOPS_BENCH_CONV_SWEEP") == "1"
-    configs = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x32_s4_w32x32")
+    configs = ("128x128x64_s3_w64x32", "128x128x64_s3_w64x64", "128x64x64_s4_w64x32", "64x64x64_s4_w32x32")
     for dt_name in ("float16", "float32"):
         for n, c, hw, k, rs, stride, pad in CONV_LAYERS:
             nhwc = dt_name == "float16"

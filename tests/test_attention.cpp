@@ -66,6 +66,7 @@ struct AttnCase {
     int64_t extra_max = 0;              // varlen: max_seqlen beyond the longest
     bool lse = true;
     int threads = 0;
+    int splits = 0;  // CUDA: forced split-KV count (TOPS_ATTENTION_SPLITS), 0 = the plan's choice
 
     AttnCase& shape(int64_t b, int64_t h, int64_t hk, int64_t q, int64_t k, int64_t d) {
         batch = b, heads = h, kv_heads = hk, sq = q, sk = k, dim = d;
@@ -84,6 +85,7 @@ struct AttnCase {
     AttnCase& max_slack(int64_t e) { extra_max = e; return *this; }
     AttnCase& no_lse() { lse = false; return *this; }
     AttnCase& num_threads(int t) { threads = t; return *this; }
+    AttnCase& kv_splits(int n) { splits = n; return *this; }
     bool is_varlen() const { return !var_q.empty(); }
 };
 
@@ -92,7 +94,7 @@ void PrintTo(const AttnCase& c, std::ostream* os) {
         << c.dim << (c.causal ? " causal" : "") << " window(" << c.left << "," << c.right << ") q "
         << storage_label(c.q_store) << " kv " << storage_label(c.kv_store) << " o " << storage_label(c.o_store)
         << (c.seqlens_k ? " seqlens_k" : "") << (c.is_varlen() ? " varlen" : "") << (c.lse ? " lse" : "")
-        << " threads " << c.threads;
+        << " threads " << c.threads << " splits " << c.splits;
 }
 
 AttnCase ac(std::string name) {
@@ -171,6 +173,23 @@ std::vector<AttnCase> cases() {
         // empty
         ac("empty_batch").shape(0, 2, 2, 64, 64, 64), ac("empty_q").shape(2, 2, 2, 0, 64, 64),
         ac("empty_k").shape(2, 2, 2, 64, 0, 64),
+        // decode (CUDA: one-warp tiles, split-KV partials + combine), splits
+        // forced to 1 (long key loops through both K/V stages) and to the most
+        ac("decode_q1_k2048_d128").shape(2, 4, 4, 1, 2048, 128),
+        ac("decode_q16_k1000_causal").shape(2, 4, 2, 16, 1000, 64).with_causal(),
+        ac("decode_q3_window").shape(1, 8, 1, 3, 2048, 128).window(100, 0),
+        ac("decode_seqlens_k").shape(5, 2, 2, 1, 1000, 64).key_lengths(),
+        ac("decode_varlen").varlen({1, 0, 5, 16}, {1000, 7, 0, 2048}).shape(4, 4, 2, 0, 0, 128).with_causal(),
+        ac("nosplit_q129_k2048").shape(1, 2, 2, 129, 2048, 64).kv_splits(1),
+        ac("nosplit_causal_d128").shape(1, 2, 1, 1000, 1000, 128).with_causal().kv_splits(1),
+        ac("nosplit_window_d96").shape(1, 2, 2, 300, 1000, 96).window(200, 50).kv_splits(1),
+        ac("nosplit_varlen_d256").varlen({129, 0, 300}, {1000, 5, 300}).shape(3, 2, 2, 0, 0, 256).with_causal()
+            .kv_splits(1),
+        ac("nosplit_decode_bhsd").shape(2, 2, 2, 1, 1000, 64).store(Storage::bhsd, Storage::bhsd, Storage::bhsd)
+            .kv_splits(1),
+        ac("split64_q65_k2048").shape(1, 2, 2, 65, 2048, 32).kv_splits(64),
+        ac("split5_dstride2").shape(1, 2, 1, 7, 1000, 128).store(Storage::dstride2, Storage::dstride2,
+                                                                   Storage::dstride2).kv_splits(5),
     };
     v.insert(v.end(), more.begin(), more.end());
     return v;
@@ -303,6 +322,35 @@ bool documented_limit(const std::string& msg) {
 
 enum class RunOutcome { ok, skipped };
 
+// TOPS_ATTENTION_SPLITS for one create (n > 0), restored afterwards.
+class ScopedSplits {
+public:
+    explicit ScopedSplits(int n) : active_(n > 0) {
+        if (!active_) return;
+        if (const char* old = std::getenv(kName)) {
+            had_ = true;
+            old_ = old;
+        }
+        setenv(kName, std::to_string(n).c_str(), 1);
+    }
+    ~ScopedSplits() {
+        if (!active_) return;
+        if (had_) {
+            setenv(kName, old_.c_str(), 1);
+        } else {
+            unsetenv(kName);
+        }
+    }
+    ScopedSplits(const ScopedSplits&) = delete;
+    ScopedSplits& operator=(const ScopedSplits&) = delete;
+
+private:
+    static constexpr const char* kName = "TOPS_ATTENTION_SPLITS";
+    bool active_;
+    bool had_ = false;
+    std::string old_;
+};
+
 // Runs the case on `backend`: O (and LSE) values, row-major. Checks guard
 // zones of every buffer (the workspace too) and that gaps of O and LSE stay
 // untouched.
@@ -326,7 +374,10 @@ enum class RunOutcome { ok, skipped };
     }
     const tops_attention_desc_t d = make_desc(c, in, o, c.lse ? &lse : nullptr);
     OpHandle op;
-    st = tops_attention_create(ctx.ctx, &d, &op.op);
+    {
+        const ScopedSplits forced(backend == TOPS_BACKEND_CUDA ? c.splits : 0);
+        st = tops_attention_create(ctx.ctx, &d, &op.op);
+    }
     if (st == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {
         *outcome = RunOutcome::skipped;
         *skip_why = tops_last_error();
@@ -363,6 +414,7 @@ enum class RunOutcome { ok, skipped };
         args.push_back({s.kind, bufs.back()->ptr()});
     }
     Buffer ws(backend, ws_bytes);
+    ws.upload({});  // guard bytes around the workspace (device memory starts undefined)
     st = tops_op_execute(ctx.ctx, op.op, args.data(), args.size(), ws_bytes ? ws.ptr() : nullptr, ws_bytes);
     if (st != TOPS_SUCCESS) {
         return ::testing::AssertionFailure() << "execute (" << tops_op_kernel_name(op.op) << "): " << status_text(st);
@@ -515,6 +567,43 @@ TEST_P(AttentionMemoryTest, WorkspaceIsLinearInSequence) {
         EXPECT_EQ(ws_long, ws_short);
         EXPECT_LE(double(ws_long), max_cpu_threads() * 8.0 * tile_bytes + 4096.0);
     }
+}
+
+// Decode (Sq = 1): the CUDA split-KV partials are O(B * H * Sq * splits * D)
+// with a bounded split count, so the workspace stops growing with Sk.
+TEST_P(AttentionMemoryTest, DecodeWorkspaceIndependentOfKeys) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = backend == TOPS_BACKEND_CPU ? TOPS_DTYPE_F32 : TOPS_DTYPE_F16;
+    const int64_t B = 2, H = 4, D = 128, kMaxSplits = 64;
+    std::string err;
+    size_t ws[2] = {};
+    const int64_t keys[2] = {int64_t(1) << 16, int64_t(1) << 20};
+    for (int i = 0; i < 2; ++i) {
+        ContextHandle ctx;
+        ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
+        // Descriptors only: nothing is allocated or executed.
+        auto dense = [dt](std::vector<int64_t> dims) {
+            tops_tensor_desc_t t{};
+            t.dtype = dt;
+            t.rank = int32_t(dims.size());
+            const std::vector<int64_t> st = tops_test::make_strides(dims, Layout::Dense);
+            for (size_t k = 0; k < dims.size(); ++k) {
+                t.dims[k] = dims[k];
+                t.strides[k] = st[k];
+            }
+            return t;
+        };
+        tops_attention_desc_t desc = tops_attention_desc_default();
+        desc.q = desc.o = dense({B, 1, H, D});
+        desc.k = desc.v = dense({B, keys[i], H, D});
+        OpHandle op;
+        ASSERT_EQ(tops_attention_create(ctx.ctx, &desc, &op.op), TOPS_SUCCESS) << tops_last_error();
+        ASSERT_EQ(tops_op_workspace_size(op.op, &ws[i]), TOPS_SUCCESS);
+    }
+    EXPECT_EQ(ws[0], ws[1]) << "workspace grows with Sk";
+    if (backend == TOPS_BACKEND_CPU) return;  // CPU: per-thread tiles, bounded by WorkspaceIsLinearInSequence
+    EXPECT_LE(double(ws[1]), double(B * H * 1 * kMaxSplits * (D + 1)) * sizeof(float) + 4096.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, AttentionMemoryTest, ::testing::ValuesIn(tops_test::all_backends()),

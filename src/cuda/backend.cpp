@@ -64,6 +64,10 @@ public:
         return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_conv2d(p, d, out); });
     }
 
+    Status plan_attention(const AttentionParams& p, int device, PlanPtr* out) override {
+        return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_attention(p, d, out); });
+    }
+
     Status plan_pad(const PadParams& p, int device, PlanPtr* out) override {
         return on_device(device, [&](const DeviceInfo& d) { return cuda::plan_pad(p, d, out); });
     }

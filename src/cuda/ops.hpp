@@ -9,6 +9,7 @@ namespace tops::cuda {
 Status plan_softmax(const SoftmaxParams& p, const DeviceInfo& dev, PlanPtr* out);
 Status plan_transpose(const TransposeParams& p, const DeviceInfo& dev, PlanPtr* out);
 Status plan_conv2d(const ConvParams& p, const DeviceInfo& dev, PlanPtr* out);
+Status plan_attention(const AttentionParams& p, const DeviceInfo& dev, PlanPtr* out);
 Status plan_pad(const PadParams& p, const DeviceInfo& dev, PlanPtr* out);
 
 }  // namespace tops::cuda

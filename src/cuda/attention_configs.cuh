@@ -1,0 +1,33 @@
+// The one list of compiled attention forward configurations (each dtype file
+// instantiates every row for its dtype). Columns: head dim, BLOCK_M, BLOCK_N,
+// warps, Q fragments kept in registers, decode (small-Sq) tiles.
+//
+// Why these tiles (H100, see docs/performance.md):
+// - Warps own 32 query rows (two m16 tiles) for head dims <= 128, so each K/V
+//   fragment read from shared memory feeds two mma: with 16 rows per warp
+//   the ldmatrix traffic alone (~160 B/clk/SM at full mma.sync rate) would
+//   exceed the 128 B/clk shared-memory port.
+// - d <= 64 keeps Q fragments in registers (32 regs); from d 96 on, the O
+//   accumulator (96-128 f32 regs) leaves no room, so Q is re-read per tile.
+// - d 256: 16 rows per warp (O alone is 128 f32 regs) and 8 warps, 64-key
+//   tiles; two K/V stages take 198 KiB of shared memory: one block per SM.
+// - Decode (Sq <= kDecodeMaxSq): one warp and 16 query rows per block, so a
+//   single query does not pay for 128-row tiles; split-KV fills the GPU.
+#pragma once
+
+#define TOPS_ATTN_CONFIGS(X)          \
+    X(32, 128, 128, 4, true, false)   \
+    X(64, 128, 64, 4, true, false)    \
+    X(96, 128, 64, 4, false, false)   \
+    X(128, 128, 64, 4, false, false)  \
+    X(256, 128, 64, 8, false, false)  \
+    X(64, 16, 64, 1, true, true)      \
+    X(128, 16, 64, 1, true, true)     \
+    X(128, 128, 32, 4, false, false)  \
+    X(128, 64, 64, 4, true, false)    \
+    X(64, 128, 128, 4, false, false)  \
+    X(64, 64, 64, 4, true, false)
+
+namespace tops::cuda::attn {
+constexpr int kDecodeMaxSq = 16;
+}  // namespace tops::cuda::attn
