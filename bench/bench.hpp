@@ -36,8 +36,16 @@ enum class Fill {
     uniform,  // floats uniform in [-kFillRange, kFillRange)
     mask,     // u8: 1 (keep) with probability kMaskKeep, else 0
     lengths,  // i32 uniform in [1, fill_max]
+    ramp_lengths,     // i32 [B]: ramp_length(b, B, fill_max), from S down to S/2
+    ramp_cu_seqlens,  // i32 [B+1]: prefix sums of those lengths (unpad's cu_seqlens)
     none      // outputs: poisoned before the run, not read
 };
+
+// Valid tokens of sequence b of B with room for s (the unpad / pad cases):
+// a fixed ramp from s down to s / 2, so the bytes moved are known exactly.
+inline int64_t ramp_length(int64_t b, int64_t batch, int64_t s) {
+    return s - (s / 2) * b / (batch > 1 ? batch - 1 : 1);
+}
 inline constexpr float kFillRange = 4.0f;
 inline constexpr double kMaskKeep = 0.9;
 
@@ -64,6 +72,7 @@ struct OpInstance {
     std::string kernel;
     std::string args;  // human-readable options ("axis=-1", "perm=0,2,1")
     double flops = 0;  // compute-bound ops (GEMM 2MNK, attention 4BHS^2D): reported as TFLOP/s
+    double bytes = 0;  // > 0: bytes the op moves, where it touches only part of its tensors (unpad, pad)
 };
 
 // Host views of one buffer set (set 0) after a run, for a sampled sanity check.
@@ -84,6 +93,8 @@ struct OpEntry {
 const std::vector<OpEntry>& op_table();
 // Entries defined outside ops.cpp (ops_compute.cpp: gemm), appended to op_table().
 std::vector<OpEntry> compute_op_entries();
+// unpad / pad entries (ops_pad.cpp), appended to op_table().
+std::vector<OpEntry> pad_op_entries();
 // Element i of a dense buffer of dtype, as a double (ops.cpp).
 double load_element(const unsigned char* base, tops_dtype_t dtype, int64_t i);
 const OpEntry* find_op(const std::string& name);

@@ -62,9 +62,9 @@ Case gemm_case(tops_dtype_t dt, int64_t m, int64_t n, int64_t k, bool tf32 = fal
 // The standard lists: every op family on each backend. The CUDA list is the
 // one bench/compare_torch.py runs in PyTorch (keep the two in step); the CPU
 // list is smaller (a 2-core machine runs it in a few minutes at 1 and 2
-// threads). Families: softmax, transpose, norm, reduce, eltwise (memory-bound:
-// GB/s and % of copy), gemm, attention (compute-bound: TFLOP/s). conv2d and
-// pad / unpad join here when those ops have tops-bench entries.
+// threads). Families: softmax, transpose, norm, reduce, eltwise, unpad / pad
+// (memory-bound: GB/s and % of copy), gemm, attention, conv2d (compute-bound:
+// TFLOP/s).
 std::vector<Case> suite_cpu() {
     constexpr tops_dtype_t f32 = TOPS_DTYPE_F32;
     std::vector<Case> v = {
@@ -90,6 +90,9 @@ std::vector<Case> suite_cpu() {
     for (int64_t n : {512, 1024, 2048}) v.push_back(gemm_case(f32, n, n, n));
     for (int64_t s : {512, 1024, 2048}) v.push_back(op_case("attention", f32, {1, s, 16, 64}));
     for (int64_t s : {1024, 2048}) v.push_back(op_case("attention_causal", f32, {1, s, 16, 64}));
+    v.push_back(op_case("conv2d", f32, {1, 64, 56, 56, 64, 3, 3, 1, 1}));
+    v.push_back(op_case("unpad", f32, {32, 128, 768}));
+    v.push_back(op_case("pad", f32, {32, 128, 768}));
     return v;
 }
 
@@ -139,12 +142,23 @@ std::vector<Case> suite_cuda() {
     v.push_back(op_case("bias_gelu", TOPS_DTYPE_F16, {16384, 4096}));
     v.push_back(op_case("prelu", TOPS_DTYPE_F32, {32, 64, 56, 56}));
     v.push_back(op_case("weighted_sum3", TOPS_DTYPE_F16, {16384, 4096}));
+    for (int64_t s : {128, 512}) {  // BERT-base batches of issue 9: B 32, hidden 768
+        v.push_back(op_case("unpad", TOPS_DTYPE_F16, {32, s, 768}));
+        v.push_back(op_case("pad", TOPS_DTYPE_F16, {32, s, 768}));
+    }
     const std::vector<std::vector<int64_t>> gemms = {
         {4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 3072, 768}, {4096, 768, 3072}, {16384, 4096, 4096}};
     for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16, TOPS_DTYPE_F32}) {
         for (const auto& g : gemms) v.push_back(gemm_case(dt, g[0], g[1], g[2]));
     }
     for (const auto& g : gemms) v.push_back(gemm_case(TOPS_DTYPE_F32, g[0], g[1], g[2], true));
+    // The six ResNet-50 layers of shared/anchors/gpu-h100.md: N, C, H, W, K, R, S, stride, pad.
+    const std::vector<std::vector<int64_t>> convs = {
+        {32, 64, 56, 56, 64, 3, 3, 1, 1},  {32, 128, 28, 28, 128, 3, 3, 1, 1}, {32, 256, 14, 14, 256, 3, 3, 1, 1},
+        {32, 512, 7, 7, 512, 3, 3, 1, 1},  {32, 3, 224, 224, 64, 7, 7, 2, 3},  {32, 256, 56, 56, 64, 1, 1, 1, 0}};
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_F32}) {
+        for (const auto& cv : convs) v.push_back(op_case("conv2d", dt, cv));
+    }
     for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
         for (int64_t d : {64, 128}) {
             for (const char* op : {"attention", "attention_causal"}) {
@@ -456,7 +470,7 @@ void write_json(const std::string& path, const std::string& command, const Machi
         .value("cache", o.run.cache == CacheMode::cold ? "cold" : "warm")
         .value("statistic", "median of per-call times; iqr = (q3 - q1) / median")
         .value("bytes", "each input read once + each output written once")
-        .value("flops", "gemm 2 M N K; attention 4 B H S^2 D, halved when causal")
+        .value("flops", "gemm 2 M N K; attention 4 B H S^2 D, halved when causal; conv2d 2 N K P Q C R S")
         .end_object();
     j.begin_array("ceilings");
     for (const BackendRun& b : runs) {
@@ -600,7 +614,8 @@ int run(int argc, char** argv) {
                 mi.load_average.c_str());
     std::printf("oneDNN     : %s\n", onednn_compiled() ? onednn_version().c_str() : "not built in");
     std::printf("bytes      : each input read once + each output written once; GB = 1e9 bytes\n");
-    std::printf("flops      : gemm 2 M N K; attention 4 B H S^2 D (halved when causal); TFLOP/s = 1e12\n");
+    std::printf("flops      : gemm 2 M N K; attention 4 B H S^2 D (halved when causal); conv2d 2 N K P Q C R S; "
+                "TFLOP/s = 1e12\n");
 
     std::vector<BackendRun> runs;
     for (auto& [name, dev] : backends) runs.push_back(run_backend(o, name, build_cases(o, name), std::move(dev)));

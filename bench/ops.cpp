@@ -640,6 +640,7 @@ const std::vector<OpEntry>& op_table() {
     static const std::vector<OpEntry> all = [] {
         std::vector<OpEntry> v = table;
         for (const OpEntry& e : compute_op_entries()) v.push_back(e);
+        for (const OpEntry& e : pad_op_entries()) v.push_back(e);
         return v;
     }();
     return all;

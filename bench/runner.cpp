@@ -58,6 +58,18 @@ void fill_host(const TensorSpec& t, std::vector<unsigned char>* out, uint64_t se
             std::memcpy(p + 4 * i, &v, 4);
         }
         break;
+    case Fill::ramp_lengths:
+    case Fill::ramp_cu_seqlens: {
+        const bool cu = t.fill == Fill::ramp_cu_seqlens;
+        const int64_t batch = cu ? n - 1 : n;
+        int32_t sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const int32_t v = cu ? sum : int32_t(ramp_length(i, batch, t.fill_max));
+            if (cu && i < batch) sum += int32_t(ramp_length(i, batch, t.fill_max));
+            std::memcpy(p + 4 * i, &v, 4);
+        }
+        break;
+    }
     case Fill::uniform:
         for (int64_t i = 0; i < n; ++i) {
             const float v = float((2.0 * rng.uniform() - 1.0) * kFillRange);
@@ -195,8 +207,10 @@ std::vector<Result> run_case(Device& dev, tops_context_t ctx, const Case& c, con
         ws = ws_bytes ? dev.alloc(ws_bytes) : nullptr;
     }
 
-    double bytes = 0;
-    for (const TensorSpec& t : inst.tensors) bytes += double(tensor_bytes(t));
+    double bytes = inst.bytes;
+    if (bytes <= 0) {
+        for (const TensorSpec& t : inst.tensors) bytes += double(tensor_bytes(t));
+    }
     Pool pool(dev, inst, opt);
     std::vector<std::vector<tops_arg_t>> args(pool.size());
     for (size_t k = 0; k < pool.size(); ++k) {
