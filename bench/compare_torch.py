@@ -543,9 +543,44 @@ def conv2d_family(b):
 
 
 # ------------------------------------------------------------------ pad / unpad
+PAD_SHAPES = ((32, 128, 768), (32, 512, 768))  # B, S, hidden: the BERT-base batches of issue 9
+PAD_DTYPES = (torch.float16,)
+
+
 def pad_family(b):
-    """unpad / pad (memory-bound) vs index_select / index_put: section to be written with the ops."""
-    print("\n[pad] no section yet")
+    """unpad / pad vs the index_select / index_copy_ pair PyTorch models use (indices precomputed, so the
+    baseline pays no nonzero() sync). Lengths uniform in [S/2, S]. Bytes: unpad reads and writes the valid rows;
+    pad reads them and writes every padded row (zeros too); plus the i32 lengths / cu_seqlens."""
+    b.family("pad", "memory")
+    g = torch.Generator(device="cuda").manual_seed(9)
+    for dt in PAD_DTYPES:
+        for bsz, s, f in PAD_SHAPES:
+            lengths = torch.randint(s // 2, s + 1, (bsz,), device="cuda", dtype=torch.int32, generator=g)
+            cu = torch.zeros(bsz + 1, device="cuda", dtype=torch.int32)
+            cu[1:] = torch.cumsum(lengths, 0)
+            total = int(cu[-1].item())
+            keep = torch.arange(s, device="cuda")[None, :] < lengths[:, None]
+            idx = keep.flatten().nonzero().flatten()  # valid rows of the [B*S, F] view
+            row = f * torch.empty((), dtype=dt).element_size()
+            padded = torch.randn(bsz, s, f, device="cuda", dtype=dt)
+            packed = torch.randn(total, f, device="cuda", dtype=dt)
+            case = "unpad %s %s (%d of %d rows)" % (dname(dt), sname((bsz, s, f)), total, bsz * s)
+            if b.wants(case):
+                out = torch.empty(bsz * s, f, device="cuda", dtype=dt)
+                cu_out = torch.empty_like(cu)
+                fn = lambda: padded.view(bsz * s, f).index_select(0, idx)  # noqa: E731
+                b.compare("pad", case, "unpad", dname(dt), (bsz, s, f), b.tops.unpad(padded, out, lengths, cu_out),
+                          out[:total], fn, {"index_select": fn}, nbytes=2 * total * row + 4 * (2 * bsz + 1),
+                          extra={"valid_rows": total})
+            case = "pad %s %s (%d of %d rows)" % (dname(dt), sname((bsz, s, f)), total, bsz * s)
+            if b.wants(case):
+                y = torch.empty(bsz, s, f, device="cuda", dtype=dt)
+                fn = lambda: torch.zeros(bsz * s, f, device="cuda", dtype=dt).index_copy_(0, idx, packed).view(  # noqa
+                    bsz, s, f)
+                b.compare("pad", case, "pad", dname(dt), (bsz, s, f), b.tops.pad(packed, y, cu), y, fn,
+                          {"zeros+index_copy_": fn}, nbytes=(total + bsz * s) * row + 4 * (bsz + 1),
+                          extra={"valid_rows": total})
+            torch.cuda.empty_cache()
 
 
 # family -> function(Bench); the order is the run order.

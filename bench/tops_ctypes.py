@@ -25,6 +25,7 @@ ARG_INPUT0 = 16
 ARG_A, ARG_B, ARG_C, ARG_D = 24, 25, 26, 27
 ARG_Q, ARG_K, ARG_V, ARG_O, ARG_LSE, ARG_SEQLENS_K, ARG_CU_SEQLENS_Q, ARG_CU_SEQLENS_K = 28, 29, 30, 31, 32, 33, 34, 35
 ARG_W = 36
+ARG_CU_SEQLENS = 40
 
 SOFTMAX_LOG = 1
 NORM_LAYER, NORM_RMS = 0, 1
@@ -98,6 +99,11 @@ class AttentionDesc(ctypes.Structure):
                 ("window_right", ctypes.c_int32)]
 
 
+class PadDesc(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("padded", TensorDesc), ("packed", TensorDesc),
+                ("lengths", TensorDesc), ("cu_seqlens", TensorDesc)]
+
+
 # op name -> desc struct returned by tops_<name>_desc_default()
 class Conv2dDesc(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("filter_layout", ctypes.c_int),
@@ -110,7 +116,7 @@ class Conv2dDesc(ctypes.Structure):
 
 DESCS = {"conv2d": Conv2dDesc, "softmax": SoftmaxDesc, "transpose": TransposeDesc, "norm": NormDesc, "reduce": ReduceDesc,
          "bias_act": BiasActDesc, "prelu": PreluDesc, "weighted_sum": WeightedSumDesc, "gemm": GemmDesc,
-         "attention": AttentionDesc}
+         "attention": AttentionDesc, "pad": PadDesc}
 
 
 class Tops:
@@ -269,6 +275,22 @@ class Tops:
         args = [Arg(ARG_X, x.data_ptr()), Arg(ARG_W, w.data_ptr()), Arg(ARG_Y, y.data_ptr())]
         self._optional(d, args, (("bias", ARG_BIAS, bias), ("residual", ARG_RESIDUAL, residual)))
         return self._make("conv2d", d, args)
+
+    def unpad(self, padded, packed, lengths, cu_seqlens):
+        """padded [B, S, F...] -> packed [total, F...] rows of the lengths (i32 [B]); writes cu_seqlens (i32 [B+1])."""
+        d = self.lib.tops_pad_desc_default()
+        d.padded, d.packed = self.desc(padded), self.desc(packed)
+        d.lengths, d.cu_seqlens = self.desc(lengths), self.desc(cu_seqlens)
+        return self._make("unpad", d, [Arg(ARG_X, padded.data_ptr()), Arg(ARG_Y, packed.data_ptr()),
+                                       Arg(ARG_LENGTHS, lengths.data_ptr()),
+                                       Arg(ARG_CU_SEQLENS, cu_seqlens.data_ptr())])
+
+    def pad(self, packed, padded, cu_seqlens):
+        """packed [total, F...] -> padded [B, S, F...] by cu_seqlens (i32 [B+1]); padding rows set to 0."""
+        d = self.lib.tops_pad_desc_default()
+        d.padded, d.packed, d.cu_seqlens = self.desc(padded), self.desc(packed), self.desc(cu_seqlens)
+        return self._make("pad", d, [Arg(ARG_X, packed.data_ptr()), Arg(ARG_Y, padded.data_ptr()),
+                                     Arg(ARG_CU_SEQLENS, cu_seqlens.data_ptr())])
 
 
 def rel_err(a, b):
