@@ -59,7 +59,8 @@ Status check_tensor(const std::string& what, const tops_tensor_desc_t& d) {
             }
         }
         int64_t bytes = 0;
-        if (__builtin_mul_overflow(max_offset + 1, int64_t(dtype_size(d.dtype)), &bytes)) {
+        if (__builtin_add_overflow(max_offset, int64_t{1}, &bytes) ||
+            __builtin_mul_overflow(bytes, int64_t(dtype_size(d.dtype)), &bytes)) {
             return Status(TOPS_ERROR_BAD_SHAPE, fmt(what, ": byte extent overflows int64"));
         }
     }

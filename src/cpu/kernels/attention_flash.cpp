@@ -91,10 +91,11 @@ constexpr int kF32MantissaBits = 23;
 
 #define TOPS_ATTN_INLINE inline __attribute__((always_inline))
 
-// 2^x for x <= 0 (and -inf -> 0).
+// 2^x for x <= 0 (and -inf -> 0; NaN stays NaN: maxps returns its second
+// operand when either is NaN, so a NaN score reaches l and O).
 TOPS_ATTN_INLINE VecF exp2_nonpositive(VecF x) {
     const BoolF flush = x < VecF(kExp2Min);
-    x = xsimd::max(x, VecF(kExp2Min));
+    x = xsimd::max(VecF(kExp2Min), x);
     const VecF n = xsimd::nearbyint(x);
     const VecF f = x - n;  // [-1/2, 1/2]
     VecF p = xsimd::fma(VecF(kExp2C7), f, VecF(kExp2C6));
@@ -410,12 +411,12 @@ void run_item(const AttentionArgs& a, const Scratch& s, int64_t b, int64_t h, in
     T* o = static_cast<T*>(a.o) + b * a.o_bs + (q_row0 + i0) * a.o_ss + h * a.o_hs;
     for (int64_t i = 0; i < nq; ++i) {
         const float li = s.l[i];
-        const float inv = li > 0.0f ? 1.0f / li : 0.0f;
+        const float inv = li == 0.0f ? 0.0f : 1.0f / li;  // NaN l: NaN row
         T* row = o + i * a.o_ss;
         for (int64_t d = 0; d < dim; ++d) row[d * a.o_ds] = from_float<DT>(s.ot[d * kBq + i] * inv);
         if (a.lse) {
             a.lse[b * a.lse_bs + h * a.lse_hs + (q_row0 + i0 + i) * a.lse_ss] =
-                li > 0.0f ? s.m[i] * kLn2 + std::log(li) : kNegInf;
+                li == 0.0f ? kNegInf : s.m[i] * kLn2 + std::log(li);
         }
     }
 }

@@ -61,7 +61,8 @@ inline int64_t valid_length(const int32_t* lengths, int64_t n) {
 }
 
 // 2^u for u <= 0 (u may exceed 0 by rounding; any u below kExp2Min, -inf
-// and NaN included, gives 0, so no denormal ever leaves). Kernels pass
+// included, gives 0, so no denormal ever leaves; NaN stays NaN, so a row
+// holding NaN, or +inf whose u is inf - inf, sums to NaN). Kernels pass
 // u = (x * scale - max) * log2(e): the difference is formed first so large
 // inputs keep their low bits on ISAs without FMA, and exp needs no Cody-Waite
 // reduction: u = k + f with integer k and |f| <= 1/2 (exact), 2^f by a
@@ -92,7 +93,7 @@ inline VecF exp2_nonpositive(VecF u) {
     };
 #if defined(TOPS_CPU_ISA_avx512)
     const VecF k = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __mmask16 in_range = _mm512_cmp_ps_mask(u, VecF(kExp2Min), _CMP_GE_OQ);
+    const __mmask16 in_range = _mm512_cmp_ps_mask(u, VecF(kExp2Min), _CMP_NLT_UQ);  // NaN: kept
     return _mm512_maskz_scalef_ps(in_range, poly(u - k), k);
 #else
     constexpr float kShifter = 12582912.0f + 127.0f;  // 1.5 * 2^23 + exponent bias
@@ -100,7 +101,7 @@ inline VecF exp2_nonpositive(VecF u) {
     const VecF shifted = u + VecF(kShifter);
     const VecF k = shifted - VecF(kShifter);
     const VecF pow2k = xsimd::bitwise_cast<VecF>(xsimd::bitwise_cast<VecI>(shifted) << kMantissaBits);
-    return xsimd::select(u >= VecF(kExp2Min), poly(u - k) * pow2k, VecF(0.0f));
+    return xsimd::select(u < VecF(kExp2Min), VecF(0.0f), poly(u - k) * pow2k);  // NaN: kept
 #endif
 }
 
@@ -119,12 +120,14 @@ inline float hsum(VecF v) { return xsimd::hadd(v); }
 inline float safe_max(float m) { return m == -kInf ? 0.0f : m; }
 inline VecF safe_max(VecF m) { return xsimd::select(m == VecF(-kInf), VecF(0.0f), m); }
 
-// Softmax multiplier 1/sum (0 for an empty row, which so becomes all 0).
-inline float inv_sum(float sum) { return sum > 0.0f ? 1.0f / sum : 0.0f; }
-inline VecF inv_sum(VecF sum) { return xsimd::select(sum > VecF(0.0f), VecF(1.0f) / sum, VecF(0.0f)); }
+// Softmax multiplier 1/sum (0 for an empty row, which so becomes all 0; NaN
+// for a row whose sum is NaN, which so becomes all NaN).
+inline float inv_sum(float sum) { return sum == 0.0f ? 0.0f : 1.0f / sum; }
+inline VecF inv_sum(VecF sum) { return xsimd::select(sum == VecF(0.0f), VecF(0.0f), VecF(1.0f) / sum); }
 
-// Log-softmax offset max + log(sum) (+inf for an empty row: all -inf).
-inline float log_offset(float max, float sum) { return sum > 0.0f ? max + std::log(sum) : kInf; }
+// Log-softmax offset max + log(sum) (+inf for an empty row: all -inf; NaN
+// for a NaN sum: all NaN).
+inline float log_offset(float max, float sum) { return sum == 0.0f ? kInf : max + std::log(sum); }
 inline VecF log_offset(VecF max, VecF sum) {
     alignas(64) float m[kLanes], s[kLanes];
     max.store_aligned(m);
