@@ -1,6 +1,6 @@
 // Concurrency test, meant to run under ThreadSanitizer (preset tsan):
 //  - ops created once and shared (softmax, reduce, norm, bias_act, GEMM,
-//    attention): many threads, each with its own CPU context,
+//    attention, transpose): many threads, each with its own CPU context,
 //    execute the same op objects at the same time and must reproduce the
 //    outputs of a single-threaded run bit for bit;
 //  - concurrent create/destroy of contexts and ops, including invalid
@@ -95,7 +95,7 @@ void add_output(SharedOp& s, tops_arg_kind_t kind, const tops_tensor_desc_t& d) 
 }
 
 std::vector<SharedOp> make_ops(tops_context_t ctx) {
-    std::vector<SharedOp> ops(6);
+    std::vector<SharedOp> ops(7);
     {
         SharedOp& s = ops[0];
         s.name = "softmax";
@@ -179,6 +179,19 @@ std::vector<SharedOp> make_ops(tops_context_t ctx) {
         add_output(s, TOPS_ARG_O, d.o);
         add_output(s, TOPS_ARG_LSE, d.lse);
         ok(tops_attention_create(ctx, &d, &s.op), s.name);
+    }
+    {
+        SharedOp& s = ops[6];
+        s.name = "transpose";
+        tops_transpose_desc_t d = tops_transpose_desc_default();
+        d.x = dense(TOPS_DTYPE_F32, {5, 7, 3});
+        d.y = dense(TOPS_DTYPE_F32, {3, 5, 7});
+        d.perm[0] = 2;
+        d.perm[1] = 0;
+        d.perm[2] = 1;
+        add_input(s, TOPS_ARG_X, d.x);
+        add_output(s, TOPS_ARG_Y, d.y);
+        ok(tops_transpose_create(ctx, &d, &s.op), s.name);
     }
     return ops;
 }
