@@ -278,7 +278,7 @@ TEST(SizeSafety, CudaOver2Pow31Elements) {
         OpHandle op;
         ASSERT_EQ(tops_softmax_create(ctx.ctx, &d, &op.op), TOPS_SUCCESS) << tops_last_error();
         ASSERT_TRUE(run_cuda(ctx.ctx, op.op, x, y, b));
-        std::vector<uint16_t> h(size_t(kRowLen));
+        std::vector<uint16_t> h(static_cast<size_t>(kRowLen));
         for (int64_t r : {int64_t{0}, int64_t{1}, (int64_t{1} << 21) - 1, int64_t{1} << 21, (int64_t{1} << 21) + 1,
                           kRows - 2, kRows - 1}) {
             ASSERT_TRUE(cuda_ok(cudaMemcpy(h.data(), y + r * kRowLen, h.size() * 2, cudaMemcpyDeviceToHost), "y row"));
@@ -307,7 +307,7 @@ TEST(SizeSafety, CudaOver2Pow31Elements) {
         ASSERT_EQ(tops_transpose_create(ctx.ctx, &d, &op.op), TOPS_SUCCESS) << tops_last_error();
         ASSERT_TRUE(run_cuda(ctx.ctx, op.op, x, y, b));
         // Column r of y is row r of x.
-        std::vector<uint16_t> col(size_t(kRowLen));
+        std::vector<uint16_t> col(static_cast<size_t>(kRowLen));
         for (int64_t r : {int64_t{0}, int64_t{1}, (int64_t{1} << 21) - 1, int64_t{1} << 21, kRows - 2, kRows - 1}) {
             ASSERT_TRUE(cuda_ok(cudaMemcpy2D(col.data(), 2, y + r, size_t(kRows) * 2, 2, size_t(kRowLen),
                                              cudaMemcpyDeviceToHost), "y column"));
@@ -318,7 +318,7 @@ TEST(SizeSafety, CudaOver2Pow31Elements) {
             }
         }
         // The last row of y ends at byte 2 * (2^31 + 3072) - 2.
-        std::vector<uint16_t> last(size_t(kRows % 4096 + 4096));
+        std::vector<uint16_t> last(static_cast<size_t>(kRows % 4096 + 4096));
         const int64_t tail_begin = kRowLen * kRows - int64_t(last.size());
         ASSERT_TRUE(cuda_ok(cudaMemcpy(last.data(), y + tail_begin, last.size() * 2, cudaMemcpyDeviceToHost), "tail"));
         for (size_t i = 0; i < last.size(); ++i) {
