@@ -17,6 +17,7 @@ is drawn (SVG by default, --format png for bitmaps) into --out:
                                in the same run (GPU: tops and PyTorch; CPU: tops
                                and oneDNN at each thread count)
   <prefix>-gemm.svg            GPU GEMM TFLOP/s, tops vs torch.matmul (cuBLAS)
+  <prefix>-conv2d.svg          GPU conv2d TFLOP/s, tops vs F.conv2d (cuDNN)
   cpu-attention.svg            CPU attention GFLOP/s vs sequence length (tops-bench CPU data)
   <prefix>-gemm-openblas.svg   CPU GEMM GFLOP/s vs size: tops, OpenBLAS, FMA peak
 
@@ -116,7 +117,7 @@ def plot_attention_gpu(ct, out, prefix, formats):
 
 
 # ------------------------------------------------------------------ memory-bound as % of copy
-def barh_groups(ax, labels, series, xlabel):
+def barh_groups(ax, labels, series, xlabel, ref_line=True):
     """Horizontal grouped bars: series = [(name, values, color)], one group per label."""
     n = len(series)
     h = 0.8 / n
@@ -129,7 +130,8 @@ def barh_groups(ax, labels, series, xlabel):
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels, fontsize=7)
     ax.invert_yaxis()
-    ax.axvline(100, color="k", lw=0.8, ls="--")
+    if ref_line:  # 100% of the ceiling
+        ax.axvline(100, color="k", lw=0.8, ls="--")
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
@@ -202,18 +204,22 @@ def plot_memory_tops_bench(tb, backend, out, prefix, formats):
 
 
 # ------------------------------------------------------------------ GEMM
-def plot_gemm_gpu(ct, out, prefix, formats):
-    rows = [r for r in ct["results"] if r.get("family") == "gemm"]
+def plot_compute_gpu(ct, family, out, prefix, formats):
+    """Horizontal bars of TFLOP/s per case: tops and every PyTorch baseline the family ran (gemm, conv2d)."""
+    rows = [r for r in ct["results"] if r.get("family") == family and r.get("tops_tflops")]
     if not rows:
         return False
-    labels = [r["case"].replace("gemm ", "") for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.3 * len(rows) + 1.5))
-    barh_groups(ax, labels, [("tops", [r["tops_tflops"] for r in rows], COLORS["tops"]),
-                             ("PyTorch", [r.get("torch_tflops") for r in rows], COLORS["torch"])],
-                "TFLOP/s (2 M N K)")
-    ax.lines[0].remove()  # no 100% line on a TFLOP/s axis
-    ax.set_title("GEMM on %s: tops vs torch.matmul / F.gelu(F.linear)" % ct.get("device", "GPU"), fontsize=10)
-    save(fig, out, prefix + "-gemm", formats)
+    names = list(dict.fromkeys(n for r in rows for n in r.get("baseline_tflops", {})))
+    palette = ["#1f77b4", "#aec7e8", "#2ca02c", "#9467bd"]
+    series = [("tops", [r["tops_tflops"] for r in rows], COLORS["tops"])]
+    series += [(n, [r["baseline_tflops"].get(n) for r in rows], palette[k % len(palette)]) for k, n in enumerate(names)]
+    labels = [r["case"].replace(family + " ", "", 1) for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.22 * len(rows) * len(series) + 1.5))
+    barh_groups(ax, labels, series, "TFLOP/s (%s)" % ("2 M N K" if family == "gemm" else "2 N K P Q C R S"),
+                ref_line=False)
+    ax.set_title("%s on %s: tops vs PyTorch (torch %s)" % (family, ct.get("device", "GPU"), ct.get("torch", "?")),
+                 fontsize=10)
+    save(fig, out, "%s-%s" % (prefix, family), formats)
     return True
 
 
@@ -300,7 +306,8 @@ def main():
                 p = a.prefix or "gpu"
                 drawn += plot_attention_gpu(d, a.out, p, formats)
                 drawn += plot_memory_gpu(d, a.out, p, formats)
-                drawn += plot_gemm_gpu(d, a.out, p, formats)
+                drawn += plot_compute_gpu(d, "gemm", a.out, p, formats)
+                drawn += plot_compute_gpu(d, "conv2d", a.out, p, formats)
             elif kind == "gemm-bench":
                 drawn += plot_gemm_openblas(d, a.out, a.prefix or "cpu", formats)
             else:
