@@ -298,6 +298,45 @@ static void check_transpose(tops_context_t ctx) {
     CHECK_OK(tops_op_destroy(op));
 }
 
+static void check_pad(tops_context_t ctx) {
+    /* padded [2, 3, 2] with lengths {1, 3} -> packed [4, 2] -> padded again */
+    const int16_t x[2][3][2] = {{{1, 2}, {9, 9}, {9, 9}}, {{3, 4}, {5, 6}, {7, 8}}};
+    const int32_t lengths[2] = {1, 3};
+    int16_t packed[4][2];
+    int16_t back[2][3][2];
+    int32_t cu[3] = {-1, -1, -1};
+    int64_t pdims[3] = {2, 3, 2}, kdims[2] = {4, 2}, ldims[1] = {2}, cdims[1] = {3};
+    tops_pad_desc_t d = tops_pad_desc_default();
+    tops_op_t op = NULL;
+    tops_arg_t args[4];
+    int i;
+    CHECK(d.struct_size == sizeof d && d.lengths.dtype == TOPS_DTYPE_INVALID);
+    CHECK_OK(tops_tensor_desc_init(&d.padded, TOPS_DTYPE_F16, 3, pdims, NULL));
+    CHECK_OK(tops_tensor_desc_init(&d.packed, TOPS_DTYPE_F16, 2, kdims, NULL));
+    CHECK_OK(tops_tensor_desc_init(&d.lengths, TOPS_DTYPE_I32, 1, ldims, NULL));
+    CHECK_OK(tops_tensor_desc_init(&d.cu_seqlens, TOPS_DTYPE_I32, 1, cdims, NULL));
+    args[0].kind = TOPS_ARG_X;
+    args[0].ptr = x;
+    args[1].kind = TOPS_ARG_Y;
+    args[1].ptr = packed;
+    args[2].kind = TOPS_ARG_LENGTHS;
+    args[2].ptr = lengths;
+    args[3].kind = TOPS_ARG_CU_SEQLENS;
+    args[3].ptr = cu;
+    if (created(tops_unpad_create(ctx, &d, &op), "unpad") && run(ctx, op, args, 4)) {
+        CHECK(cu[0] == 0 && cu[1] == 1 && cu[2] == 4);
+        for (i = 0; i < 8; ++i) CHECK(packed[i / 2][i % 2] == i + 1);
+    }
+    d.lengths.dtype = TOPS_DTYPE_INVALID;
+    args[0].ptr = packed;
+    args[1].ptr = back;
+    args[2].kind = TOPS_ARG_CU_SEQLENS;
+    args[2].ptr = cu;
+    if (created(tops_pad_create(ctx, &d, &op), "pad") && run(ctx, op, args, 3)) {
+        CHECK(back[0][0][1] == 2 && back[0][1][0] == 0 && back[0][2][1] == 0 && back[1][2][1] == 8);
+    }
+}
+
 int main(void) {
     tops_context_t ctx = NULL;
     tops_backend_t backend = TOPS_BACKEND_DEFAULT;
@@ -318,6 +357,7 @@ int main(void) {
     check_norm_reduce(ctx);
     check_eltwise(ctx);
     check_gemm_attention(ctx);
+    check_pad(ctx);
     CHECK(g_log_lines >= 4); /* create + exec of each op */
     CHECK_OK(tops_set_log_callback(NULL, NULL, 0));
     CHECK_OK(tops_context_destroy(ctx));
