@@ -13,6 +13,7 @@
 // A non-CPU instance whose create answers NOT_SUPPORTED skips only when the
 // message says the backend has no conv2d kernel or names a documented limit
 // (dtype, layout, groups); anything else fails.
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <ostream>
@@ -60,6 +61,7 @@ struct ConvCase {
     std::vector<Store> stores = {Store::nchw, Store::nhwc};  // layouts this case runs in
     size_t misalign = 0;
     int threads = 0;
+    const char* algo = nullptr;  // TOPS_CONV_ALGO while the op is created (CPU path choice)
 
     ConvCase& kernel(int64_t kr, int64_t ks) { r = kr; s = ks; return *this; }
     ConvCase& stride(int64_t sh, int64_t sw) { stride_h = sh; stride_w = sw; return *this; }
@@ -77,6 +79,7 @@ struct ConvCase {
     ConvCase& layouts(std::vector<Store> v) { stores = std::move(v); return *this; }
     ConvCase& misaligned(size_t e) { misalign = e; return *this; }
     ConvCase& num_threads(int t) { threads = t; return *this; }
+    ConvCase& forced(const char* a) { algo = a; return *this; }
 
     int64_t out_h() const { return (h + pad_top + pad_bottom - dilation_h * (r - 1) - 1) / stride_h + 1; }
     int64_t out_w() const { return (w + pad_left + pad_right - dilation_w * (s - 1) - 1) / stride_w + 1; }
@@ -87,7 +90,8 @@ void PrintTo(const ConvCase& c, std::ostream* os) {
         << c.s << " stride " << c.stride_h << "x" << c.stride_w << " pad " << c.pad_top << "," << c.pad_bottom << ","
         << c.pad_left << "," << c.pad_right << " dilation " << c.dilation_h << "x" << c.dilation_w << " groups "
         << c.groups << (c.bias ? " bias" : "") << (c.residual ? " residual" : "") << (c.inplace ? " in place" : "")
-        << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads;
+        << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads << " algo "
+        << (c.algo ? c.algo : "auto");
 }
 
 // n, c, h, w, k.
@@ -158,6 +162,21 @@ std::vector<ConvCase> cases() {
         cc("threads1", 2, 16, 10, 10, 24).kernel(3, 3).pad_all(1).num_threads(1),
         cc("threads2", 2, 16, 10, 10, 24).kernel(3, 3).pad_all(1).num_threads(2),
         cc("threads3_depthwise", 2, 16, 10, 10, 16).kernel(3, 3).pad_all(1).group(16).num_threads(3),
+        // both implicit-GEMM orientations on shapes that would pick the other one (and the GEMM /
+        // depthwise paths' shapes through the implicit GEMM)
+        cc("few_pixels_many_k", 1, 20, 3, 3, 48).kernel(3, 3).pad_all(1).with_bias(),
+        cc("force_cbp", 2, 6, 7, 9, 10).kernel(3, 3).stride(2, 1).pad(1, 2, 0, 1).with_bias().with_residual().activation(
+            TOPS_ACT_SILU).layouts(all).forced("channels_by_pixels"),
+        cc("force_cbp_groups_dilation", 1, 8, 9, 8, 12).kernel(3, 2).dilation(2, 3).pad_all(2).group(2).forced(
+            "channels_by_pixels"),
+        cc("force_cbp_threads2", 2, 33, 6, 7, 40).kernel(3, 3).pad_all(1).num_threads(2).forced("channels_by_pixels"),
+        cc("force_pbc", 1, 20, 3, 3, 48).kernel(3, 3).pad_all(1).with_bias().with_residual().layouts(all).forced(
+            "pixels_by_channels"),
+        cc("force_pbc_pointwise", 2, 12, 4, 3, 20).with_residual().forced("pixels_by_channels"),
+        cc("force_pbc_depthwise", 1, 10, 6, 5, 20).kernel(3, 3).pad_all(1).group(10).with_bias().forced(
+            "pixels_by_channels"),
+        cc("force_direct", 1, 6, 5, 7, 8).kernel(3, 3).stride(2, 2).pad(1, 0, 0, 1).group(2).with_bias().with_residual()
+            .activation(TOPS_ACT_GELU_ERF).layouts(all).forced("direct"),
     };
 }
 
@@ -232,6 +251,23 @@ tops_conv2d_desc_t make_desc(const ConvCase& c, Store st, const Tensors& t) {
     return d;
 }
 
+// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name), active_(value != nullptr) {
+        if (active_) setenv(name, value, 1);
+    }
+    ~ScopedEnv() {
+        if (active_) unsetenv(name_);
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    bool active_;
+};
+
 // Why a NOT_SUPPORTED create may be skipped on a non-CPU backend.
 bool documented_limit(const std::string& msg) {
     return msg.find("not implemented on this backend") != std::string::npos ||
@@ -249,6 +285,7 @@ bool documented_limit(const std::string& msg) {
             return ::testing::AssertionFailure() << "context: " << tops_last_error();
         }
         tops_test::OpHandle op;
+        ScopedEnv env("TOPS_CONV_ALGO", c.algo);
         const tops_status_t s = tops_conv2d_create(ctx.ctx, &d, &op.op);
         if (s == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {
             *skip_why = tops_last_error();
@@ -257,6 +294,7 @@ bool documented_limit(const std::string& msg) {
         if (s != TOPS_SUCCESS) return ::testing::AssertionFailure() << "create: " << tops_test::status_text(s);
     }
     const tops_test::CreateFn create = [&](tops_context_t ctx, tops_op_t* op) {
+        ScopedEnv env("TOPS_CONV_ALGO", c.algo);
         return tops_conv2d_create(ctx, &d, op);
     };
     tops_test::RunSpec spec;

@@ -2,13 +2,15 @@
 //   1. 1x1, stride 1, no padding, groups 1, x / y / residual dense NHWC:
 //      exactly a GEMM (pixels, C) @ (C, K) with the residual as C (beta 1),
 //      so it runs the GEMM plan itself (src/cpu/gemm.cpp): conv2d_1x1_<gemm>.
-//   2. depthwise (C/G = 1, K/G = 1): a direct per-channel kernel, vectorized
-//      over channels (src/cpu/kernels/conv_depthwise.cpp).
+//   2. depthwise (C/G = 1, groups > 1, any channel multiplier K/G): a direct
+//      kernel vectorized over channels (src/cpu/kernels/conv_depthwise.cpp).
 //   3. everything else: the implicit GEMM (src/cpu/kernels/conv_gemm.cpp) on
-//      a zero-padded f32 NHWC staging of x, in the orientation that packs the
-//      smaller operand: pixels_by_channels (filter packed once) when the
-//      output has at least as many pixels (N * P * Q) as filters (K), else
-//      channels_by_pixels (blocked im2col packed per task).
+//      a zero-padded f32 staging of x (NHWC, or NCHW for an NCHW x: a row
+//      copy, or x itself when dense f32 and unpadded): pixels_by_channels
+//      (filter packed once, channel-contiguous stores) for a channels-last y
+//      with at least as many output pixels (N * P * Q) as filters (K), else
+//      channels_by_pixels (blocked im2col packed per task, pixel-contiguous
+//      stores: an NCHW y, or few pixels).
 // TOPS_CONV_ALGO=direct|pixels_by_channels|channels_by_pixels|depthwise
 // forces a path that applies (tests of both orientations, debugging); direct
 // is the plain loop of src/cpu/conv_direct.cpp.
@@ -172,7 +174,7 @@ Status plan_1x1_gemm(const ConvParams& p, PlanPtr* out) {
 class ConvGemmPlan final : public OpPlan {
 public:
     ConvGemmPlan(const ConvParams& p, ConvGemmOrientation orient, bool forced)
-        : p_(p), isa_(active_isa()), tile_(gemm_tile_shape(isa_)), orient_(orient), st_(conv_staging(p)) {
+        : p_(p), isa_(active_isa()), tile_(gemm_tile_shape(isa_)), orient_(orient), st_(conv_staging(p, true)) {
         const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group();
         kdim_ = p.kernel_h * p.kernel_w * cg;
         max_threads_ = std::max(1, omp_get_max_threads());
@@ -188,7 +190,7 @@ public:
             for (int64_t s = 0; s < p.kernel_w; ++s) {
                 for (int64_t c = 0; c < cg; ++c) {
                     const int64_t kk = order_crs ? (c * p.kernel_h + r) * p.kernel_w + s : (r * p.kernel_w + s) * cg + c;
-                    koff_[size_t(kk)] = r * p.dilation_h * st_.xp_row + s * p.dilation_w * st_.xp_pix + c;
+                    koff_[size_t(kk)] = r * p.dilation_h * st_.xp_row + s * p.dilation_w * st_.xp_pix + c * st_.xp_chan;
                 }
             }
         }
@@ -239,7 +241,7 @@ public:
                     tile_.mr, "x", tile_.nr, "_", isa_name(isa_));
         why_ = fmt("implicit GEMM, kdim ", kdim_, ", ", pbc ? "pixels x channels (filter packed once" : "channels x pixels (im2col packed in blocks",
                    forced ? ", TOPS_CONV_ALGO)" : ": N*P*Q vs K picks the smaller operand to pack)", ", input ",
-                   st_.in_place ? "read in place" : "staged as padded f32 NHWC", ", blocks ", rows_block_, " x ",
+                   st_.in_place ? "read in place" : st_.nchw ? "staged as padded f32 NCHW" : "staged as padded f32 NHWC", ", blocks ", rows_block_, " x ",
                    cols_block_, ", workspace for up to ", max_threads_, " threads");
     }
 
@@ -274,6 +276,7 @@ public:
         g.xp_img = st_.xp_img;
         g.xp_row = st_.xp_row;
         g.xp_pix = st_.xp_pix;
+        g.xp_chan = st_.xp_chan;
         g.koff = koff_.data();
         float* filt = reinterpret_cast<float*>(ws + filter_offset_);
         if (pbc) {
@@ -328,6 +331,87 @@ private:
     std::string name_, why_;
 };
 
+// ------------------------------------------------------------------ depthwise
+
+class ConvDepthwisePlan final : public OpPlan {
+public:
+    explicit ConvDepthwisePlan(const ConvParams& p) : p_(p), isa_(active_isa()), st_(conv_staging(p, false)) {
+        for (int64_t r = 0; r < p.kernel_h; ++r) {
+            for (int64_t s = 0; s < p.kernel_w; ++s) {
+                tap_off_.push_back(r * p.dilation_h * st_.xp_row + s * p.dilation_w * st_.xp_pix);
+            }
+        }
+        filter_offset_ = align_up(st_.floats * sizeof(float));
+        bytes_ = filter_offset_ + align_up(size_t(p.kernel_h * p.kernel_w * p.out_c) * sizeof(float)) + kAlign;
+        name_ = fmt("conv2d_depthwise_", dtype_tag(p.x.dtype), "_", isa_name(isa_));
+    }
+
+    size_t workspace_size() const override { return bytes_; }
+    const char* kernel_name() const override { return name_.c_str(); }
+    std::string reason() const override {
+        return fmt("depthwise (C/G = 1, multiplier ", p_.out_c_per_group(), "): direct, vectorized over channels, input ",
+                   st_.in_place ? "read in place" : "staged as padded f32 NHWC", ", filter staged tap-major");
+    }
+
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        if (p_.y.numel() == 0) return Status::ok();
+        unsigned char* ws = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uintptr_t>(args.workspace)));
+        const int64_t flops = 2 * p_.y.numel() * p_.kernel_h * p_.kernel_w;
+        const int threads = pick_threads(ctx.num_threads, flops, kSerialFlops);
+        ConvDepthwiseArgs g;
+        g.batch = p_.batch;
+        g.k = p_.out_c;
+        g.mult = p_.out_c_per_group();
+        g.out_h = p_.out_h;
+        g.out_w = p_.out_w;
+        g.stride_h = p_.stride_h;
+        g.stride_w = p_.stride_w;
+        if (st_.in_place) {
+            g.xp = static_cast<const float*>(args.in(TOPS_ARG_X));
+        } else {
+            float* xp = reinterpret_cast<float*>(ws);
+            conv_stage_input(p_, st_, args.in(TOPS_ARG_X), xp, threads);
+            g.xp = xp;
+        }
+        g.xp_img = st_.xp_img;
+        g.xp_row = st_.xp_row;
+        g.xp_pix = st_.xp_pix;
+        g.tap_off = tap_off_.data();
+        g.taps = int64_t(tap_off_.size());
+        float* wt = reinterpret_cast<float*>(ws + filter_offset_);
+        conv_stage_filter_taps(p_, args.in(TOPS_ARG_W), wt, threads);
+        g.wt = wt;
+        g.y = args.out(TOPS_ARG_Y);
+        std::memcpy(g.ys, p_.y.strides, sizeof(g.ys));
+        if (p_.residual.present()) {
+            g.res = args.in(TOPS_ARG_RESIDUAL);
+            std::memcpy(g.rs, p_.residual.strides, sizeof(g.rs));
+        }
+        if (p_.bias.present()) {
+            g.bias = args.in(TOPS_ARG_BIAS);
+            g.bias_s = p_.bias.strides[0];
+        }
+        g.act = p_.act;
+        g.threads = threads;
+        dispatch_isa(isa_, [&](auto arch) {
+            switch (p_.y.dtype) {
+                case TOPS_DTYPE_F16: ConvDepthwiseKernel<TOPS_DTYPE_F16>{}(arch, g); break;
+                case TOPS_DTYPE_BF16: ConvDepthwiseKernel<TOPS_DTYPE_BF16>{}(arch, g); break;
+                default: ConvDepthwiseKernel<TOPS_DTYPE_F32>{}(arch, g); break;
+            }
+        });
+        return Status::ok();
+    }
+
+private:
+    ConvParams p_;
+    Isa isa_;
+    ConvStaging st_;
+    std::vector<int64_t> tap_off_;
+    size_t filter_offset_ = 0, bytes_ = 0;
+    std::string name_;
+};
+
 }  // namespace
 
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
@@ -338,8 +422,16 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     }
     const bool forced_pbc = algo == "pixels_by_channels", forced_cbp = algo == "channels_by_pixels";
     if (!forced_pbc && !forced_cbp && is_plain_gemm(p)) return plan_1x1_gemm(p, out);
-    ConvGemmOrientation orient = p.batch * p.out_h * p.out_w >= p.out_c ? ConvGemmOrientation::pixels_by_channels
-                                                                      : ConvGemmOrientation::channels_by_pixels;
+    if ((algo == "depthwise" || (!forced_pbc && !forced_cbp)) && p.in_c_per_group() == 1 && p.groups > 1) {
+        out->reset(new ConvDepthwisePlan(p));
+        return Status::ok();
+    }
+    // channels_by_pixels writes tile rows along pixels (vector stores into
+    // NCHW y) and packs the smaller operand when pixels are fewer than filters.
+    const bool y_channels_last = p.y.strides[1] == 1 || p.out_c == 1;
+    ConvGemmOrientation orient = y_channels_last && p.batch * p.out_h * p.out_w >= p.out_c
+                                     ? ConvGemmOrientation::pixels_by_channels
+                                     : ConvGemmOrientation::channels_by_pixels;
     if (forced_pbc) orient = ConvGemmOrientation::pixels_by_channels;
     if (forced_cbp) orient = ConvGemmOrientation::channels_by_pixels;
     out->reset(new ConvGemmPlan(p, orient, forced_pbc || forced_cbp));

@@ -22,7 +22,7 @@ void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads);
 
 // The packed implicit GEMM (src/cpu/kernels/conv_gemm.cpp) computes, per image
 // n and group g, D = A @ B over kdim = R * S * C/G reduction steps, with the
-// f32 input staged as a zero-padded NHWC tensor xp (N, Hp, Wp, C) so that no
+// f32 input staged as a zero-padded tensor xp (NHWC or NCHW) so that no
 // tap needs a bounds check: tap kk of the pixel whose window starts at xp
 // offset o reads xp[o + koff[kk]] (koff folds r, s, c in the reduction order).
 // Two orientations, chosen by which operand is cheaper to pack:
@@ -40,7 +40,7 @@ struct ConvGemmArgs {
     int64_t batch = 0, groups = 1, cg = 0, kg = 0, out_h = 0, out_w = 0, kdim = 0;
     int64_t stride_h = 1, stride_w = 1;
     const float* xp = nullptr;     // (N, Hp, Wp, C) f32
-    int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
+    int64_t xp_img = 0, xp_row = 0, xp_pix = 0, xp_chan = 1;  // NHWC or NCHW (src/cpu/conv_stage.hpp)
     const int64_t* koff = nullptr;  // (kdim) offsets into xp from a window origin
     const float* wpack = nullptr;  // pixels_by_channels: (G, ceil(K/G / NR), kdim, NR)
     const float* wrows = nullptr;  // channels_by_pixels: (K, w_row) f32 rows
@@ -66,6 +66,33 @@ template <tops_dtype_t OUT>
 struct ConvGemmKernel {
     template <class Arch>
     void operator()(Arch, ConvGemmArgs g) const;
+};
+
+// ------------------------------------------------------------------ depthwise
+
+// Depthwise (C/G = 1, K = C * mult) on the same staged xp; filter staged
+// tap-major wt (taps = R * S, K) f32 (src/cpu/kernels/conv_depthwise.cpp).
+struct ConvDepthwiseArgs {
+    int64_t batch = 0, k = 0, mult = 1, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
+    const float* xp = nullptr;
+    int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
+    const int64_t* tap_off = nullptr;  // (taps) offsets into xp from a window origin
+    int64_t taps = 0;
+    const float* wt = nullptr;  // (taps, K)
+    void* y = nullptr;
+    int64_t ys[4] = {};
+    const void* res = nullptr;
+    int64_t rs[4] = {};
+    const void* bias = nullptr;
+    int64_t bias_s = 0;
+    Activation act = Activation::none;
+    int threads = 1;
+};
+
+template <tops_dtype_t OUT>
+struct ConvDepthwiseKernel {
+    template <class Arch>
+    void operator()(Arch, ConvDepthwiseArgs g) const;
 };
 
 }  // namespace tops::cpu

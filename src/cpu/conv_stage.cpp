@@ -61,8 +61,39 @@ void stage_row(const ConvParams& p, const ConvStaging& s, const void* x, float* 
     }
 }
 
+// One padded row (n, c, hp) of an NCHW xp: (Wp).
+template <tops_dtype_t DT>
+void stage_row_nchw(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int64_t n, int64_t c,
+                    int64_t hp) {
+    float* dst = xp + n * s.xp_img + c * s.xp_chan + hp * s.xp_row;
+    const int64_t ih = hp - p.pad_top;
+    if (ih < 0 || ih >= p.in_h) {
+        std::memset(dst, 0, size_t(s.wp) * sizeof(float));
+        return;
+    }
+    std::memset(dst, 0, size_t(p.pad_left) * sizeof(float));
+    std::memset(dst + p.pad_left + p.in_w, 0, size_t(p.pad_right) * sizeof(float));
+    const int64_t* xs = p.x.strides;
+    const int64_t base = n * xs[0] + c * xs[1] + ih * xs[2];
+    float* out = dst + p.pad_left;
+    if (DT == TOPS_DTYPE_F32 && xs[3] == 1) {
+        std::memcpy(out, static_cast<const float*>(x) + base, size_t(p.in_w) * sizeof(float));
+    } else {
+        for (int64_t iw = 0; iw < p.in_w; ++iw) out[iw] = load_t<DT>(x, base + iw * xs[3]);
+    }
+}
+
 template <tops_dtype_t DT>
 void stage_input_t(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int threads) {
+    if (s.nchw) {
+        const int64_t rows = p.batch * p.in_c * s.hp;
+        parallel_for(pick_threads(threads, rows * s.wp, kGrainElems), rows, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                stage_row_nchw<DT>(p, s, x, xp, r / s.hp / p.in_c, r / s.hp % p.in_c, r % s.hp);
+            }
+        });
+        return;
+    }
     const int64_t rows = p.batch * s.hp;
     parallel_for(pick_threads(threads, rows * s.xp_row, kGrainElems), rows, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) stage_row<DT>(p, s, x, xp, r / s.hp, r % s.hp);
@@ -71,19 +102,25 @@ void stage_input_t(const ConvParams& p, const ConvStaging& s, const void* x, flo
 
 }  // namespace
 
-ConvStaging conv_staging(const ConvParams& p) {
+ConvStaging conv_staging(const ConvParams& p, bool allow_nchw) {
     ConvStaging s;
-    s.in_place = p.x.dtype == TOPS_DTYPE_F32 && conv_is_dense_nhwc(p.x) && p.pad_top == 0 && p.pad_bottom == 0 &&
-                 p.pad_left == 0 && p.pad_right == 0;
+    s.nchw = allow_nchw && !conv_is_dense_nhwc(p.x) && p.x.strides[3] == 1 && p.x.strides[1] != 1;
+    const bool no_pad = p.pad_top == 0 && p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0;
+    s.in_place = p.x.dtype == TOPS_DTYPE_F32 && no_pad && (s.nchw ? conv_is_dense_nchw(p.x) : conv_is_dense_nhwc(p.x));
     s.hp = p.in_h + p.pad_top + p.pad_bottom;
     s.wp = p.in_w + p.pad_left + p.pad_right;
-    s.xp_pix = p.in_c;
-    s.xp_row = s.wp * p.in_c;
-    s.xp_img = s.hp * s.xp_row;
-    if (s.in_place) {  // x's own strides (dense NHWC; size-1 dims may carry any stride)
+    // In place, hp / wp equal x's H / W: the dense strides of x are these
+    // (size-1 dims of x may carry any stride; they are never stepped).
+    if (s.nchw) {
+        s.xp_pix = 1;
+        s.xp_row = s.wp;
+        s.xp_chan = s.hp * s.wp;
+        s.xp_img = p.in_c * s.xp_chan;
+    } else {
+        s.xp_chan = 1;
         s.xp_pix = p.in_c;
-        s.xp_row = p.in_w * p.in_c;
-        s.xp_img = p.in_h * s.xp_row;
+        s.xp_row = s.wp * p.in_c;
+        s.xp_img = s.hp * s.xp_row;
     }
     s.floats = s.in_place ? 0 : size_t(p.batch * s.xp_img);
     return s;
@@ -144,6 +181,18 @@ void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float*
                     }
                 }
             }
+        }
+    });
+}
+
+void conv_stage_filter_taps(const ConvParams& p, const void* w, float* dst, int threads) {
+    const int64_t taps = p.kernel_h * p.kernel_w;
+    const int64_t* ws = p.w.strides;
+    const tops_dtype_t dt = p.w.dtype;
+    parallel_for(pick_threads(threads, taps * p.out_c, kGrainElems), taps, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t src = (t / p.kernel_w) * ws[2] + (t % p.kernel_w) * ws[3];
+            for (int64_t k = 0; k < p.out_c; ++k) dst[t * p.out_c + k] = load_elem(dt, w, src + k * ws[0]);
         }
     });
 }

@@ -8,16 +8,19 @@
 
 namespace tops::cpu {
 
-// The zero-padded f32 NHWC input xp (N, Hp, Wp, C), strides in elements.
-// in_place: x itself serves (dense NHWC f32 without padding): nothing staged.
+// The zero-padded f32 input xp, strides in elements: NHWC (N, Hp, Wp, C), or
+// NCHW (N, C, Hp, Wp) when the caller's x is channel-strided with unit
+// width stride and allow_nchw (so staging is a row copy, never a transpose).
+// in_place: x itself serves (dense f32 of that order, no padding).
 struct ConvStaging {
     bool in_place = false;
+    bool nchw = false;
     int64_t hp = 0, wp = 0;
-    int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
+    int64_t xp_img = 0, xp_row = 0, xp_pix = 0, xp_chan = 1;
     size_t floats = 0;  // workspace for xp (0 when in place)
 };
 
-ConvStaging conv_staging(const ConvParams& p);
+ConvStaging conv_staging(const ConvParams& p, bool allow_nchw);
 
 // x (any strides, f32 / f16 / bf16) -> xp.
 void conv_stage_input(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int threads);
@@ -28,5 +31,8 @@ void conv_stage_filter_rows(const ConvParams& p, const void* w, float* dst, int 
 // w -> NR-wide channel slivers (G, ceil(K/G / NR), kdim, NR), order (r, s, c),
 // zero past K/G.
 void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float* dst, int threads);
+
+// w (K, 1, R, S) -> f32 tap-major (R * S, K), for the depthwise kernel.
+void conv_stage_filter_taps(const ConvParams& p, const void* w, float* dst, int threads);
 
 }  // namespace tops::cpu

@@ -2,8 +2,8 @@
 //
 // Strategy: per image n and group g the convolution is the GEMM
 // D = A @ B with kdim = R * S * C/G reduction steps. The input is staged by
-// the planner's execute (src/cpu/conv.cpp) as a zero-padded f32 NHWC tensor
-// xp, so every tap of every output pixel lies inside xp and the reduction
+// the planner's execute (src/cpu/conv.cpp) as a zero-padded f32 tensor xp
+// (NHWC, or NCHW for a channel-strided x: a row copy, never a transpose), so every tap of every output pixel lies inside xp and the reduction
 // step kk of the pixel whose window starts at offset o reads xp[o + koff[kk]]
 // (koff folds r, s and c in the reduction order). The micro-kernel is the
 // GEMM's: an MR x NR register tile (NR = two SIMD vectors), per step two B
@@ -173,7 +173,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Window origin of output pixel m of image n in xp, group g's channels.
 const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
     const int64_t p = m / g.out_w, q = m % g.out_w;
-    return g.xp + n * g.xp_img + p * g.stride_h * g.xp_row + q * g.stride_w * g.xp_pix + grp * g.cg;
+    return g.xp + n * g.xp_img + p * g.stride_h * g.xp_row + q * g.stride_w * g.xp_pix + grp * g.cg * g.xp_chan;
 }
 
 // One task of pixels_by_channels: pixels [m0, m1) x channels [j0, j1) of (n, grp).
@@ -216,10 +216,20 @@ void pack_im2col(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m0, int6
     for (int64_t m = m0; m < m1; m += kNr) {
         const float* base[kNr];
         for (int j = 0; j < kNr; ++j) base[j] = pixel_origin(g, n, grp, std::min(m + j, m1 - 1));
-        for (int64_t kk = 0; kk < g.kdim; ++kk) {
-            const int64_t o = g.koff[kk];
+        bool contiguous_pixels = true;  // NCHW staging, stride 1, one output row
+        for (int j = 1; j < kNr; ++j) contiguous_pixels = contiguous_pixels && base[j] == base[0] + j;
+        if (contiguous_pixels) {
+            for (int64_t kk = 0; kk < g.kdim; ++kk) {
+                const float* src = base[0] + g.koff[kk];
+#pragma GCC unroll 2
+                for (int v = 0; v < kNv; ++v) VecF::load_unaligned(src + v * kLanes).store_aligned(dst + kk * kNr + v * kLanes);
+            }
+        } else {
+            for (int64_t kk = 0; kk < g.kdim; ++kk) {
+                const int64_t o = g.koff[kk];
 #pragma GCC unroll 32
-            for (int j = 0; j < kNr; ++j) dst[kk * kNr + j] = base[j][o];
+                for (int j = 0; j < kNr; ++j) dst[kk * kNr + j] = base[j][o];
+            }
         }
         dst += g.kdim * kNr;
     }
