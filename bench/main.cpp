@@ -90,7 +90,15 @@ std::vector<Case> suite_cpu() {
     for (int64_t n : {512, 1024, 2048}) v.push_back(gemm_case(f32, n, n, n));
     for (int64_t s : {512, 1024, 2048}) v.push_back(op_case("attention", f32, {1, s, 16, 64}));
     for (int64_t s : {1024, 2048}) v.push_back(op_case("attention_causal", f32, {1, s, 16, 64}));
-    v.push_back(op_case("conv2d", f32, {1, 64, 56, 56, 64, 3, 3, 1, 1}));
+    // The six ResNet-50 layers of shared/anchors/gpu-h100.md at batch 1 (the stem also at batch 8),
+    // NCHW (conv2d) and NHWC (conv2d_nhwc); oneDNN runs beside each when present.
+    const std::vector<std::vector<int64_t>> convs = {
+        {1, 64, 56, 56, 64, 3, 3, 1, 1}, {1, 128, 28, 28, 128, 3, 3, 1, 1}, {1, 256, 14, 14, 256, 3, 3, 1, 1},
+        {1, 512, 7, 7, 512, 3, 3, 1, 1}, {1, 3, 224, 224, 64, 7, 7, 2, 3},  {8, 3, 224, 224, 64, 7, 7, 2, 3},
+        {1, 256, 56, 56, 64, 1, 1, 1, 0}};
+    for (const char* op : {"conv2d_nhwc", "conv2d"}) {
+        for (const auto& cv : convs) v.push_back(op_case(op, f32, cv));
+    }
     v.push_back(op_case("unpad", f32, {32, 128, 768}));
     v.push_back(op_case("pad", f32, {32, 128, 768}));
     return v;

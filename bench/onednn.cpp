@@ -8,6 +8,7 @@
 
 #ifdef TOPS_BENCH_ONEDNN
 
+#include <cstdlib>
 #include <sstream>
 #include <unordered_map>
 
@@ -188,6 +189,78 @@ std::unique_ptr<Baseline> prepare_reduce(const Case& c, const OpInstance& inst, 
     return std::make_unique<DnnlBaseline>(dnnl::reduction(pd), src, dst, pd.impl_info_str());
 }
 
+// conv2d (tensors x, w, y of bench/ops_compute.cpp; symmetric stride and
+// padding): forward inference with src and dst in the case's own plain layout
+// (nchw / nhwc), so neither side reorders activations. Weights: oneDNN's
+// preferred format (`any`), reordered from the plain user filter inside every
+// timed call, because tops also receives the plain filter on every call and
+// packs it; TOPS_BENCH_CONV_WEIGHTS=plain gives oneDNN the plain filter
+// (oihw / ohwi) instead, with no reorder at all. The impl string says which.
+class DnnlConvBaseline final : public Baseline {
+public:
+    DnnlConvBaseline(const dnnl::convolution_forward::primitive_desc& pd, const dnnl::memory::desc& user_w,
+                     bool reorder)
+        : conv_(pd),
+          src_(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+          dst_(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+          user_w_(user_w, cpu_engine(), DNNL_MEMORY_NONE),
+          stream_(cpu_engine()),
+          impl_(pd.impl_info_str()) {
+        if (reorder) {
+            w_ = dnnl::memory(pd.weights_desc(), cpu_engine());
+            reorder_ = dnnl::reorder(user_w_, w_);
+            impl_ += ", weights " + std::string("reordered per call");
+        } else {
+            impl_ += ", plain weights, no reorders";
+        }
+    }
+    void run(const std::vector<void*>& buffers) override {
+        src_.set_data_handle(buffers[0]);
+        user_w_.set_data_handle(buffers[1]);
+        dst_.set_data_handle(buffers[2]);
+        if (reorder_) reorder_.execute(stream_, user_w_, w_);
+        conv_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, reorder_ ? w_ : user_w_}, {DNNL_ARG_DST, dst_}});
+        stream_.wait();
+    }
+    std::string impl() const override { return impl_; }
+
+private:
+    dnnl::convolution_forward conv_;
+    dnnl::memory src_, dst_, user_w_, w_;
+    dnnl::reorder reorder_;
+    dnnl::stream stream_;
+    std::string impl_;
+};
+
+std::unique_ptr<Baseline> prepare_conv(const Case& c, const OpInstance& inst, std::string* why) {
+    if (c.shape.size() != 9 || inst.tensors.size() != 3) {
+        *why = "conv2d: expected --shape N,C,H,W,K,R,S,stride,pad and tensors x, w, y";
+        return nullptr;
+    }
+    const int64_t n = c.shape[0], ch = c.shape[1], h = c.shape[2], w = c.shape[3], k = c.shape[4];
+    const int64_t r = c.shape[5], s = c.shape[6], stride = c.shape[7], pad = c.shape[8];
+    // Layouts as in bench/ops_compute.cpp: f32 NCHW / KCRS unless the op is conv2d_nhwc.
+    const bool nhwc = c.dtype != TOPS_DTYPE_F32 || c.op == "conv2d_nhwc";
+    using tag = dnnl::memory::format_tag;
+    const dnnl::memory::data_type dt = dnnl_type(c.dtype);
+    const int64_t p = inst.tensors[2].dims[nhwc ? 1 : 2], q = inst.tensors[2].dims[nhwc ? 2 : 3];
+    const dnnl::memory::desc src({n, ch, h, w}, dt, nhwc ? tag::nhwc : tag::nchw);
+    const dnnl::memory::desc dst({n, k, p, q}, dt, nhwc ? tag::nhwc : tag::nchw);
+    const dnnl::memory::desc user_w({k, ch, r, s}, dt, nhwc ? tag::ohwi : tag::oihw);
+    const char* env = std::getenv("TOPS_BENCH_CONV_WEIGHTS");
+    const bool plain = env && std::string(env) == "plain";
+    const dnnl::memory::desc wmd = plain ? user_w : dnnl::memory::desc({k, ch, r, s}, dt, tag::any);
+    dnnl::convolution_forward::primitive_desc pd(
+        {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wmd, dst, {stride, stride},
+         {pad, pad}, {pad, pad}},
+        cpu_engine());
+    if (pd.src_desc() != src || pd.dst_desc() != dst) {
+        *why = "oneDNN conv changed the activation layout";
+        return nullptr;
+    }
+    return std::make_unique<DnnlConvBaseline>(pd, user_w, !plain && pd.weights_desc() != user_w);
+}
+
 }  // namespace
 
 bool onednn_compiled() { return true; }
@@ -203,6 +276,7 @@ std::unique_ptr<Baseline> onednn_prepare(const Case& c, const OpInstance& inst, 
     try {
         if (c.op == "softmax") return prepare_softmax(c, inst, why);
         if (c.op == "transpose") return prepare_transpose(c, inst, why);
+        if (c.op == "conv2d" || c.op == "conv2d_nhwc") return prepare_conv(c, inst, why);
         if (c.op == "layernorm" || c.op == "rmsnorm" || c.op == "layernorm_residual") {
             return prepare_layernorm(c, inst, why);
         }

@@ -93,7 +93,8 @@ struct ConvGeometry {
 
 ConvGeometry conv_geometry(const Case& c) {
     const std::vector<int64_t>& v = c.shape;
-    ConvGeometry g{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], 0, 0, c.dtype != TOPS_DTYPE_F32};
+    ConvGeometry g{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], 0, 0,
+                   c.dtype != TOPS_DTYPE_F32 || c.op == "conv2d_nhwc"};
     g.p = g.stride > 0 ? (g.h + 2 * g.pad - g.r) / g.stride + 1 : 0;
     g.q = g.stride > 0 ? (g.w + 2 * g.pad - g.s) / g.stride + 1 : 0;
     return g;
@@ -185,6 +186,8 @@ std::vector<OpEntry> compute_op_entries() {
         {"gemm", "D = A @ B row-major, --shape M,N,K (--tf32 for f32 on tensor cores)", gemm_create, gemm_check},
         {"conv2d", "--shape N,C,H,W,K,R,S,stride,pad; f16/bf16 NHWC+KRSC, f32 NCHW+KCRS", conv2d_create,
          conv2d_check},
+        {"conv2d_nhwc", "conv2d with NHWC x / y and KRSC w for every dtype (the CPU fast path), --shape as conv2d",
+         conv2d_create, conv2d_check},
     };
 }
 
