@@ -1,7 +1,10 @@
 // CPU plan of the 2-D convolution. Kernel choice, in order:
-//   1. 1x1, stride 1, no padding, groups 1, x / y / residual dense NHWC:
-//      exactly a GEMM (pixels, C) @ (C, K) with the residual as C (beta 1),
-//      so it runs the GEMM plan itself (src/cpu/gemm.cpp): conv2d_1x1_<gemm>.
+//   1. 1x1, stride 1, no padding, groups 1, x / y / residual dense NHWC,
+//      f16 / bf16: exactly a GEMM (pixels, C) @ (C, K) with the residual as C
+//      (beta 1), so it runs the GEMM plan itself (src/cpu/gemm.cpp), which
+//      widens x while packing it: conv2d_1x1_<gemm>. In f32 the same GEMM
+//      runs as pixels_by_channels below with x read in place as A (nothing
+//      staged, only the filter packed): measured faster than re-packing x.
 //   2. depthwise (C/G = 1, groups > 1, any channel multiplier K/G): a direct
 //      kernel vectorized over channels (src/cpu/kernels/conv_depthwise.cpp).
 //   3. everything else: the implicit GEMM (src/cpu/kernels/conv_gemm.cpp) on
@@ -194,7 +197,19 @@ public:
                 }
             }
         }
-        // Blocks: the A rows a task walks (pixels_by_channels) or its packed
+        // Tap runs for pixels_by_channels on NHWC staging: (r, s) taps of C/G
+        // channels each, or (r) taps of S * C channels when consecutive taps
+        // are adjacent in xp (dilation_w 1, groups 1).
+        if (pbc && st_.xp_chan == 1 && cg > 0) {
+            const bool merge = p.dilation_w == 1 && p.groups == 1;
+            run_ = merge ? p.kernel_w * cg : cg;
+            for (int64_t r = 0; r < p.kernel_h; ++r) {
+                for (int64_t s = 0; s < (merge ? 1 : p.kernel_w); ++s) {
+                    tap_off_.push_back(r * p.dilation_h * st_.xp_row + s * p.dilation_w * st_.xp_pix);
+                }
+            }
+        }
+                // Blocks: the A rows a task walks (pixels_by_channels) or its packed
         // im2col block (channels_by_pixels) fill about half of L2.
         const int64_t pixels = p.out_h * p.out_w;
         const int64_t fit = std::max<int64_t>(1, l2_bytes() / 2 / (std::max<int64_t>(kdim_, 1) * int64_t(sizeof(float))));
@@ -278,6 +293,9 @@ public:
         g.xp_pix = st_.xp_pix;
         g.xp_chan = st_.xp_chan;
         g.koff = koff_.data();
+        g.tap_off = tap_off_.data();
+        g.taps = int64_t(tap_off_.size());
+        g.run = run_;
         float* filt = reinterpret_cast<float*>(ws + filter_offset_);
         if (pbc) {
             conv_pack_filter_slivers(p_, args.in(TOPS_ARG_W), tile_.nr, filt, threads);
@@ -323,7 +341,8 @@ private:
     ConvGemmOrientation orient_;
     ConvStaging st_;
     int64_t kdim_ = 0;
-    std::vector<int64_t> koff_;
+    std::vector<int64_t> koff_, tap_off_;
+    int64_t run_ = 0;
     bool w_in_place_ = false;
     int64_t rows_block_ = 0, cols_block_ = 0;
     size_t filter_offset_ = 0, cols_offset_ = 0, col_buf_floats_ = 0, bytes_ = 0;
@@ -421,7 +440,7 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
         return Status::ok();
     }
     const bool forced_pbc = algo == "pixels_by_channels", forced_cbp = algo == "channels_by_pixels";
-    if (!forced_pbc && !forced_cbp && is_plain_gemm(p)) return plan_1x1_gemm(p, out);
+    if (!forced_pbc && !forced_cbp && is_plain_gemm(p) && p.x.dtype != TOPS_DTYPE_F32) return plan_1x1_gemm(p, out);
     if ((algo == "depthwise" || (!forced_pbc && !forced_cbp)) && p.in_c_per_group() == 1 && p.groups > 1) {
         out->reset(new ConvDepthwisePlan(p));
         return Status::ok();

@@ -42,6 +42,11 @@ struct ConvGemmArgs {
     const float* xp = nullptr;     // (N, Hp, Wp, C) f32
     int64_t xp_img = 0, xp_row = 0, xp_pix = 0, xp_chan = 1;  // NHWC or NCHW (src/cpu/conv_stage.hpp)
     const int64_t* koff = nullptr;  // (kdim) offsets into xp from a window origin
+    // pixels_by_channels with channels contiguous in xp: kdim = taps * run,
+    // tap t's run of `run` reduction steps starts at xp offset tap_off[t]
+    // (taps = 0: use koff).
+    const int64_t* tap_off = nullptr;
+    int64_t taps = 0, run = 0;
     const float* wpack = nullptr;  // pixels_by_channels: (G, ceil(K/G / NR), kdim, NR)
     const float* wrows = nullptr;  // channels_by_pixels: (K, w_row) f32 rows
     int64_t w_row = 0;

@@ -113,6 +113,34 @@ TOPS_CONV_INLINE void micro_kernel(const float* const* rows, const int64_t* __re
     }
 }
 
+// The same over taps: A row i is rows[i][tap_off[t] + c] for each tap t and
+// c < run (a run of channels contiguous in xp), so no offset is loaded per step.
+TOPS_CONV_INLINE void micro_kernel_taps(const float* const* rows, const int64_t* __restrict tap_off, int64_t taps,
+                                        int64_t run, const float* __restrict b, Tile& acc) {
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
+    }
+    for (int64_t t = 0; t < taps; ++t) {
+        const float* r[kMr];
+#pragma GCC unroll 32
+        for (int i = 0; i < kMr; ++i) r[i] = rows[i] + tap_off[t];
+#pragma GCC unroll 2
+        for (int64_t c = 0; c < run; ++c) {
+            const VecF b0 = VecF::load_aligned(b);
+            const VecF b1 = VecF::load_aligned(b + kLanes);
+#pragma GCC unroll 32
+            for (int i = 0; i < kMr; ++i) {
+                const VecF ai(r[i][c]);
+                acc[i][0] = xsimd::fma(ai, b0, acc[i][0]);
+                acc[i][1] = xsimd::fma(ai, b1, acc[i][1]);
+            }
+            b += kNr;
+        }
+    }
+}
+
 // Where the tile's rows and columns land: y / residual offsets and the
 // output channel of each row or column (bias).
 struct TileMap {
@@ -204,7 +232,8 @@ void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
                 t.r_row[i] = n * g.rs[0] + p * g.rs[2] + q * g.rs[3];
             }
             Tile acc;
-            micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
+            if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc);
+            else micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
             store_tile<OUT>(acc, g, t);
         }
     }
