@@ -43,13 +43,26 @@ struct ConvKernelParams {
 };
 
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).
-enum class IgemmConfig { k128x128, k128x64, k64x64, count };
+enum class IgemmConfig { k128x128, k128x64, k64x64, k64x64k32, count };
 const char* igemm_config_name(IgemmConfig c);
 // Shared-memory bytes the config's kernel uses (0 = unknown config).
 int igemm_smem_bytes(IgemmConfig c);
 // Raises the kernels' dynamic shared-memory limit on the current device.
 Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype);
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream);
+
+// dst (d0, d2, d3, cpad) dense = src (d0, d1, d2, d3) in any strides, channel
+// dim d1 zero-padded to cpad (a multiple of 8): x or w rewritten as dense
+// NHWC / KRSC for the tensor-core kernel (NCHW f16/bf16, channel counts not a
+// multiple of 8, odd strides).
+struct ConvRepackParams {
+    const void* src = nullptr;
+    void* dst = nullptr;
+    int64_t dims[4] = {};
+    int64_t strides[4] = {};
+    int64_t cpad = 0;
+};
+Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream);
 
 enum class SimtConfig { k128x128, k64x64, count };
 const char* simt_config_name(SimtConfig c);

@@ -24,6 +24,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/common/mma.cuh"
@@ -37,9 +38,10 @@ constexpr int kElemsPerChunk = 8;   // f16 / bf16 elements per chunk
 constexpr int kEpiPad = 8;          // f32 padding per staged row: conflict-free float2 stores
 
 // Tile traits: (BM pixels, BN channels, BK reduction) per CTA, (WM, WN) per warp.
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_>
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_>
 struct IgemmTile {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int kMinBlocks = MIN_BLOCKS_;  // CTAs per SM the register budget must allow
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
     static constexpr int MT = WM / 16, NT = WN / 8;  // mma tiles per warp
@@ -57,16 +59,25 @@ struct IgemmTile {
     static_assert(BK % 16 == 0 && (CPR == 4 || CPR == 8), "swizzle covers 64- and 128-byte rows");
     static_assert(kThreads % CPR == 0 && BM % kRowStep == 0 && BN % kRowStep == 0, "loads tile exactly");
     static_assert(STAGES >= 2, "pipeline needs two stages");
+    static_assert((BK / 16) % 2 == 0, "double-buffered fragments: a tile has an even number of k-steps");
 };
 
-// Measured on H100 (docs/performance.md, conv section):
-//  128x128: 8 warps of 64x32; the K >= 128 layers with enough pixel tiles to fill the SMs.
-//  128x64:  4 warps of 64x32; K = 64 layers (ResNet stage 1, the 1x1 reduction).
-//  64x64:   4 warps of 32x32; few pixels (7x7, 14x14 maps): 4x the CTAs of 128x128 to fill 132 SMs.
-// BK = 32 (64-byte rows): C = 64 layers still get 2 pipeline steps per filter tap.
-using Tile128x128 = IgemmTile<128, 128, 32, 64, 32, 4>;
-using Tile128x64 = IgemmTile<128, 64, 32, 64, 32, 4>;
-using Tile64x64 = IgemmTile<64, 64, 32, 32, 32, 4>;
+// Measured on H100 (docs/performance.md, conv section), TFLOP/s on the six
+// ResNet layers: 64x64x32 with 6 stages was fastest on all six (127, 144,
+// 154, 116, 36, 72), 64x64x64 next (109-150), 128x64x32 (60-124) and
+// 128x128x32 (18-153) last: 4 CTAs per SM (110 registers, 48 KB) keep 16
+// warps resident to cover the L2 latency of the A gathers; 128x128 keeps 8.
+// Nsight Compute on layer 2 (64x64x32): issue slots 56% busy, the integer
+// ALU the busiest pipe (38%), 1.05 eligible warps per scheduler: the address
+// and mask arithmetic of the gathers, not the tensor cores, bounds it.
+//  128x128x32, 8 warps of 64x32: 1 CTA per SM (capped at 2, its 170
+//  registers spilled 300 bytes).
+//  128x64x32, 4 warps of 64x32.
+//  64x64x64 / 64x64x32, 4 warps of 32x32: 64x64x32 is the default.
+using Tile128x128 = IgemmTile<128, 128, 32, 64, 32, 4, 1>;
+using Tile128x64 = IgemmTile<128, 64, 32, 64, 32, 4, 2>;
+using Tile64x64 = IgemmTile<64, 64, 64, 32, 32, 4, 4>;
+using Tile64x64K32 = IgemmTile<64, 64, 32, 32, 32, 6, 4>;
 
 // 16-byte chunk index of (row, chunk) in a tile of CPR chunks per row: chunks
 // are permuted inside each 128-byte line by the line index.
@@ -78,7 +89,7 @@ __device__ __forceinline__ int igemm_swizzle(int row, int chunk) {
 }
 
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
     constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, CPR = Tile::CPR;
     constexpr int MT = Tile::MT, NT = Tile::NT, STAGES = Tile::STAGES;
     extern __shared__ uint4 igemm_smem[];
@@ -125,37 +136,46 @@ __global__ void __launch_bounds__(Tile::kThreads) conv_igemm_nhwc_kernel(const _
         b_base[j] = int64_t(kn) * p.ws[0];
     }
 
-    const int c_steps = (p.c + BK - 1) / BK;
-    const int k_tiles = p.r * p.s * c_steps;
-    int tap_r = 0, tap_s = 0, c0 = 0;  // next tile to load
-
-    auto load_tile = [&](int stage) {
-        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
-        const uint32_t sb = sa + Tile::kSmemA;
-        const int c = c0 + chunk * kElemsPerChunk;
-        const bool c_ok = c < p.c;
-        const int64_t a_off = int64_t(tap_r * p.dil_h) * p.xs[2] + int64_t(tap_s * p.dil_w) * p.xs[3] + c;
-#pragma unroll
-        for (int i = 0; i < Tile::A_CHUNKS; ++i) {
-            const bool ok = c_ok && ((a_mask_r[i] >> tap_r) & (a_mask_s[i] >> tap_s) & 1u);
-            const T* src = ok ? x + (a_base[i] + a_off) : x;
-            cp_async_16_zfill(sa + igemm_swizzle<CPR>(row0 + i * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
-        }
-        const int64_t b_off = tap_r * p.ws[2] + tap_s * p.ws[3] + c;
-#pragma unroll
-        for (int j = 0; j < Tile::B_CHUNKS; ++j) {
-            const bool ok = c_ok && b_valid[j];
-            const T* src = ok ? w + (b_base[j] + b_off) : w;
-            cp_async_16_zfill(sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
-        }
-        c0 += BK;
-        if (c0 >= p.c) {
-            c0 = 0;
+    // The reduction walks (r, s, channel chunk of 8) with chunks fastest: tile kt
+    // holds flat chunk indices [kt * CPR, kt * CPR + CPR), so channel counts
+    // below BK pack several filter taps into one tile. This thread's column is
+    // flat index kt * CPR + chunk, decomposed into (tap_r, tap_s, cc).
+    const int cc_count = p.c / kElemsPerChunk;
+    const int k_tiles = (p.r * p.s * cc_count + CPR - 1) / CPR;
+    int tap_r = 0, tap_s = 0, cc = chunk;
+    auto advance = [&](int by) {
+        cc += by;
+        while (cc >= cc_count && tap_r < p.r) {
+            cc -= cc_count;
             if (++tap_s == p.s) {
                 tap_s = 0;
                 ++tap_r;
             }
         }
+    };
+    if (cc_count > 0) advance(0);
+    else tap_r = p.r;
+
+    auto load_tile = [&](int stage) {
+        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
+        const uint32_t sb = sa + Tile::kSmemA;
+        const int c = cc * kElemsPerChunk;
+        const bool tap_ok = tap_r < p.r;
+        const int64_t a_off = int64_t(tap_r * p.dil_h) * p.xs[2] + int64_t(tap_s * p.dil_w) * p.xs[3] + c;
+#pragma unroll
+        for (int i = 0; i < Tile::A_CHUNKS; ++i) {
+            const bool ok = tap_ok && ((a_mask_r[i] >> tap_r) & (a_mask_s[i] >> tap_s) & 1u);
+            const T* src = ok ? x + (a_base[i] + a_off) : x;
+            cp_async_16_zfill_ca(sa + igemm_swizzle<CPR>(row0 + i * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
+        }
+        const int64_t b_off = tap_r * p.ws[2] + tap_s * p.ws[3] + c;
+#pragma unroll
+        for (int j = 0; j < Tile::B_CHUNKS; ++j) {
+            const bool ok = tap_ok && b_valid[j];
+            const T* src = ok ? w + (b_base[j] + b_off) : w;
+            cp_async_16_zfill(sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
+        }
+        advance(CPR);
     };
 
 #pragma unroll
@@ -172,37 +192,59 @@ __global__ void __launch_bounds__(Tile::kThreads) conv_igemm_nhwc_kernel(const _
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
 
-    for (int kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<STAGES - 2>();
-        __syncthreads();  // tile kt landed for all; stage (kt - 1) % STAGES is free
-        if (kt + STAGES - 1 < k_tiles) load_tile((kt + STAGES - 1) % STAGES);
-        cp_async_commit();
-
-        const uint32_t sa = smem_base + (kt % STAGES) * Tile::kSmemStage;
+    // Fragments are double-buffered: the ldmatrix of k-step kk + 1 is issued
+    // before the MMAs of kk, so the MMAs never wait on shared-memory latency.
+    // The last k-step of a tile first waits for the next tile (barrier), then
+    // prefetches that tile's first fragments.
+    constexpr int KK = BK / 16;
+    uint32_t af[2][MT][4];
+    uint32_t bf[2][NT][2];
+    auto load_frags = [&](int buf, int stage, int kk) {
+        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
         const uint32_t sb = sa + Tile::kSmemA;
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-            uint32_t af[MT][4];
-            uint32_t bf[NT][2];
+        for (int mt = 0; mt < MT; ++mt) {
+            const int row = wm * Tile::WM + mt * 16 + lane % 16;
+            ldmatrix_x4(af[buf][mt], sa + igemm_swizzle<CPR>(row, kk * 2 + lane / 16) * kChunkBytes);
+        }
 #pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-                const int row = wm * Tile::WM + mt * 16 + lane % 16;
-                ldmatrix_x4(af[mt], sa + igemm_swizzle<CPR>(row, kk * 2 + lane / 16) * kChunkBytes);
+        for (int np = 0; np < NT / 2; ++np) {
+            const int row = wn * Tile::WN + np * 16 + lane % 8 + (lane / 16) * 8;
+            uint32_t t[4];
+            ldmatrix_x4(t, sb + igemm_swizzle<CPR>(row, kk * 2 + (lane / 8) % 2) * kChunkBytes);
+            bf[buf][2 * np][0] = t[0];
+            bf[buf][2 * np][1] = t[1];
+            bf[buf][2 * np + 1][0] = t[2];
+            bf[buf][2 * np + 1][1] = t[3];
+        }
+    };
+
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // tile 0 landed
+    if (k_tiles > 0) load_frags(0, 0, 0);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int stage = kt % STAGES;
+#pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+            if (kk == KK - 1) {
+                // Tile kt + 1 landed for all; every warp has read its last
+                // fragments of stage (kt - 1) % STAGES before this barrier.
+                cp_async_wait<STAGES - 2>();
+                __syncthreads();
             }
-#pragma unroll
-            for (int np = 0; np < NT / 2; ++np) {
-                const int row = wn * Tile::WN + np * 16 + lane % 8 + (lane / 16) * 8;
-                uint32_t t[4];
-                ldmatrix_x4(t, sb + igemm_swizzle<CPR>(row, kk * 2 + (lane / 8) % 2) * kChunkBytes);
-                bf[2 * np][0] = t[0];
-                bf[2 * np][1] = t[1];
-                bf[2 * np + 1][0] = t[2];
-                bf[2 * np + 1][1] = t[3];
+            if (kk < KK - 1) {
+                load_frags((kk + 1) & 1, stage, kk + 1);
+            } else if (kt + 1 < k_tiles) {
+                load_frags((kk + 1) & 1, (kt + 1) % STAGES, 0);
+            }
+            if (kk == 0) {
+                if (kt + STAGES - 1 < k_tiles) load_tile((kt + STAGES - 1) % STAGES);
+                cp_async_commit();
             }
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-                for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt]);
+                for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[kk & 1][mt], bf[kk & 1][nt]);
         }
     }
     cp_async_wait<0>();
@@ -244,6 +286,35 @@ __global__ void __launch_bounds__(Tile::kThreads) conv_igemm_nhwc_kernel(const _
     }
 }
 
+// One thread per (d0, channel chunk, d2, d3): 8 channels gathered, 16 bytes
+// stored; d3 is the fast thread direction, the unit-stride dim of NCHW.
+template <class T>
+__global__ void __launch_bounds__(256) conv_repack_kernel(const __grid_constant__ ConvRepackParams p) {
+    const T* src = static_cast<const T*>(p.src);
+    T* dst = static_cast<T*>(p.dst);
+    const int64_t chunks = p.cpad / kElemsPerChunk;
+    const int64_t total = p.dims[0] * chunks * p.dims[2] * p.dims[3];
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+        int64_t rest = e;
+        const int64_t i3 = rest % p.dims[3];
+        rest /= p.dims[3];
+        const int64_t i2 = rest % p.dims[2];
+        rest /= p.dims[2];
+        const int64_t ch = rest % chunks;
+        const int64_t i0 = rest / chunks;
+        const T* s = src + (i0 * p.strides[0] + i2 * p.strides[2] + i3 * p.strides[3]);
+        Vec<T, kElemsPerChunk> v;
+#pragma unroll
+        for (int j = 0; j < kElemsPerChunk; ++j) {
+            const int64_t c = ch * kElemsPerChunk + j;
+            v.v[j] = c < p.dims[1] ? s[c * p.strides[1]] : ElemTraits<T>::from_float(0.0f);
+        }
+        *reinterpret_cast<Vec<T, kElemsPerChunk>*>(dst + ((i0 * p.dims[2] + i2) * p.dims[3] + i3) * p.cpad +
+                                                   ch * kElemsPerChunk) = v;
+    }
+}
+
 template <class Tile>
 dim3 igemm_grid(const ConvKernelParams& p) {
     const int64_t m = int64_t(p.n) * p.p * p.q;
@@ -251,7 +322,7 @@ dim3 igemm_grid(const ConvKernelParams& p) {
                 unsigned(p.groups));
 }
 
-// The one dispatch point: (dtype, config) -> kernel. Six instantiations.
+// The one dispatch point: (dtype, config) -> kernel. Eight instantiations.
 template <class Fn>
 Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
     auto with_tile = [&](auto tile) -> Status {
@@ -262,6 +333,7 @@ Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
     };
     switch (c) {
         case IgemmConfig::k128x128: return with_tile(Tile128x128{});
+        case IgemmConfig::k64x64k32: return with_tile(Tile64x64K32{});
         case IgemmConfig::k128x64: return with_tile(Tile128x64{});
         case IgemmConfig::k64x64: return with_tile(Tile64x64{});
         default: return Status(TOPS_ERROR_INTERNAL, "conv igemm: unexpected config");
@@ -274,7 +346,8 @@ const char* igemm_config_name(IgemmConfig c) {
     switch (c) {
         case IgemmConfig::k128x128: return "128x128x32_s4_w64x32";
         case IgemmConfig::k128x64: return "128x64x32_s4_w64x32";
-        case IgemmConfig::k64x64: return "64x64x32_s4_w32x32";
+        case IgemmConfig::k64x64: return "64x64x64_s4_w32x32";
+        case IgemmConfig::k64x64k32: return "64x64x32_s6_w32x32";
         default: return "?";
     }
 }
@@ -282,6 +355,7 @@ const char* igemm_config_name(IgemmConfig c) {
 int igemm_smem_bytes(IgemmConfig c) {
     switch (c) {
         case IgemmConfig::k128x128: return Tile128x128::kSmem;
+        case IgemmConfig::k64x64k32: return Tile64x64K32::kSmem;
         case IgemmConfig::k128x64: return Tile128x64::kSmem;
         case IgemmConfig::k64x64: return Tile64x64::kSmem;
         default: return 0;
@@ -294,6 +368,18 @@ Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
         return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmem),
                            "conv igemm: cudaFuncSetAttribute");
     });
+}
+
+Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream) {
+    constexpr int kThreads = 256;
+    constexpr int64_t kMaxBlocks = int64_t(1) << 20;
+    const int64_t total = p.dims[0] * (p.cpad / kElemsPerChunk) * p.dims[2] * p.dims[3];
+    if (total == 0) return Status::ok();
+    const int grid = int(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
+    if (dtype == TOPS_DTYPE_F16) conv_repack_kernel<__half><<<grid, kThreads, 0, stream>>>(p);
+    else if (dtype == TOPS_DTYPE_BF16) conv_repack_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p);
+    else return Status(TOPS_ERROR_INTERNAL, "conv repack: unexpected dtype");
+    return launch_status("conv_repack");
 }
 
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream) {

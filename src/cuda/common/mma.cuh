@@ -21,6 +21,13 @@ __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src,
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
+// The same through L1 (cp.async.ca): for data that neighbouring copies of
+// the same CTA read again (overlapping convolution windows).
+__device__ __forceinline__ void cp_async_16_zfill_ca(uint32_t dst, const void* src, bool valid) {
+    const int src_bytes = valid ? 16 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int N>
