@@ -418,7 +418,7 @@ CONV_CASES = [
     (2, 16, 5, 5, 16, 2, 2, (1, 1), (0, 0, 0, 0), (3, 3), 1),
     (1, 40, 23, 23, 48, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
 ]
-CONV_IGEMM_CONFIGS = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x32_s4_w32x32")
+CONV_IGEMM_CONFIGS = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x64_s4_w32x32", "64x64x32_s6_w32x32")
 
 
 def conv2d_ref(x, w, stride, pad, dilation, groups, bias=None, residual=None, act="none"):

@@ -499,7 +499,7 @@ def conv2d_family(b):
     import os
     b.family("conv2d", "compute")
     sweep = os.environ.get("TOPS_BENCH_CONV_SWEEP") == "1"
-    configs = ("128x128x64_s3_w64x32", "128x128x64_s3_w64x64", "128x64x64_s4_w64x32", "64x64x64_s4_w32x32")
+    configs = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x64_s4_w32x32", "64x64x32_s6_w32x32")
     for dt_name in ("float16", "float32"):
         for n, c, hw, k, rs, stride, pad in CONV_LAYERS:
             nhwc = dt_name == "float16"
