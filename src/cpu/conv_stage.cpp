@@ -16,7 +16,10 @@
 namespace tops::cpu {
 namespace {
 
-constexpr int64_t kGrainElems = 32 * 1024;  // elements worth one thread
+// Elements worth one thread: each pass is a copy (~1 MiB per 0.1 ms), so
+// below this a fork / join (and, on a shared machine, waiting for a
+// descheduled worker) costs more than the copy.
+constexpr int64_t kGrainElems = 256 * 1024;
 
 inline float load_elem(tops_dtype_t dt, const void* base, int64_t off) {
     switch (dt) {
