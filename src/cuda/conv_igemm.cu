@@ -105,18 +105,18 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
 
     // Loader state: this thread copies chunk `chunk` of rows row0 + i * kRowStep.
     const int chunk = tid % CPR, row0 = tid / CPR;
-    int64_t a_base[Tile::A_CHUNKS];
+    const T* a_ptr[Tile::A_CHUNKS];  // (n, h0, w0, channel 0) of each pixel row; dereferenced only when valid
     uint32_t a_mask_r[Tile::A_CHUNKS], a_mask_s[Tile::A_CHUNKS];
 #pragma unroll
     for (int i = 0; i < Tile::A_CHUNKS; ++i) {
         const int m = m0 + row0 + i * Tile::kRowStep;
-        a_base[i] = 0;
+        a_ptr[i] = x;
         a_mask_r[i] = 0;
         a_mask_s[i] = 0;
         if (m < M) {
             const ConvPixel px = conv_pixel(m, p.p, p.q);
             const int h0 = px.oh * p.stride_h - p.pad_h, w0 = px.ow * p.stride_w - p.pad_w;
-            a_base[i] = px.n * p.xs[0] + int64_t(h0) * p.xs[2] + int64_t(w0) * p.xs[3];
+            a_ptr[i] = x + (px.n * p.xs[0] + int64_t(h0) * p.xs[2] + int64_t(w0) * p.xs[3]);
             for (int r = 0; r < p.r; ++r) {
                 const int hh = h0 + r * p.dil_h;
                 a_mask_r[i] |= uint32_t(hh >= 0 && hh < p.h) << r;
@@ -127,24 +127,35 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
             }
         }
     }
-    int64_t b_base[Tile::B_CHUNKS];
+    const T* b_ptr[Tile::B_CHUNKS];
     bool b_valid[Tile::B_CHUNKS];
 #pragma unroll
     for (int j = 0; j < Tile::B_CHUNKS; ++j) {
         const int kn = n0 + row0 + j * Tile::kRowStep;
         b_valid[j] = kn < p.k;
-        b_base[j] = int64_t(kn) * p.ws[0];
+        b_ptr[j] = w + (b_valid[j] ? int64_t(kn) * p.ws[0] : 0);
     }
 
     // The reduction walks (r, s, channel chunk of 8) with chunks fastest: tile kt
     // holds flat chunk indices [kt * CPR, kt * CPR + CPR), so channel counts
     // below BK pack several filter taps into one tile. This thread's column is
-    // flat index kt * CPR + chunk, decomposed into (tap_r, tap_s, cc).
+    // flat index kt * CPR + chunk, decomposed into (tap_r, tap_s, cc); the tap's
+    // offsets and mask bits change only when the walk crosses a tap.
     const int cc_count = p.c / kElemsPerChunk;
     const int k_tiles = (p.r * p.s * cc_count + CPR - 1) / CPR;
     int tap_r = 0, tap_s = 0, cc = chunk;
+    int64_t a_tap = 0, b_tap = 0;   // element offsets of the tap in x and w
+    uint32_t r_bit = 0, s_bit = 0;  // mask bits of the tap (0: past the last tap)
+    auto set_tap = [&]() {
+        const bool ok = tap_r < p.r;
+        a_tap = int64_t(tap_r * p.dil_h) * p.xs[2] + int64_t(tap_s * p.dil_w) * p.xs[3];
+        b_tap = tap_r * p.ws[2] + tap_s * p.ws[3];
+        r_bit = ok ? 1u << tap_r : 0u;
+        s_bit = 1u << tap_s;
+    };
     auto advance = [&](int by) {
         cc += by;
+        if (cc < cc_count) return;
         while (cc >= cc_count && tap_r < p.r) {
             cc -= cc_count;
             if (++tap_s == p.s) {
@@ -152,27 +163,31 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
                 ++tap_r;
             }
         }
+        set_tap();
     };
-    if (cc_count > 0) advance(0);
-    else tap_r = p.r;
+    if (cc_count > 0) {
+        advance(0);
+        set_tap();
+    } else {
+        tap_r = p.r;
+        set_tap();
+    }
 
     auto load_tile = [&](int stage) {
         const uint32_t sa = smem_base + stage * Tile::kSmemStage;
         const uint32_t sb = sa + Tile::kSmemA;
         const int c = cc * kElemsPerChunk;
-        const bool tap_ok = tap_r < p.r;
-        const int64_t a_off = int64_t(tap_r * p.dil_h) * p.xs[2] + int64_t(tap_s * p.dil_w) * p.xs[3] + c;
+        const int64_t a_off = a_tap + c, b_off = b_tap + c;
 #pragma unroll
         for (int i = 0; i < Tile::A_CHUNKS; ++i) {
-            const bool ok = tap_ok && ((a_mask_r[i] >> tap_r) & (a_mask_s[i] >> tap_s) & 1u);
-            const T* src = ok ? x + (a_base[i] + a_off) : x;
+            const bool ok = (a_mask_r[i] & r_bit) && (a_mask_s[i] & s_bit);
+            const T* src = ok ? a_ptr[i] + a_off : x;
             cp_async_16_zfill_ca(sa + igemm_swizzle<CPR>(row0 + i * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
         }
-        const int64_t b_off = tap_r * p.ws[2] + tap_s * p.ws[3] + c;
 #pragma unroll
         for (int j = 0; j < Tile::B_CHUNKS; ++j) {
-            const bool ok = tap_ok && b_valid[j];
-            const T* src = ok ? w + (b_base[j] + b_off) : w;
+            const bool ok = r_bit != 0 && b_valid[j];
+            const T* src = ok ? b_ptr[j] + b_off : w;
             cp_async_16_zfill(sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
         }
         advance(CPR);
@@ -222,8 +237,9 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
     cp_async_wait<STAGES - 2>();
     __syncthreads();  // tile 0 landed
     if (k_tiles > 0) load_frags(0, 0, 0);
+    int stage = 0, write_stage = STAGES - 1;  // kt % STAGES, (kt + STAGES - 1) % STAGES
     for (int kt = 0; kt < k_tiles; ++kt) {
-        const int stage = kt % STAGES;
+        const int next_stage = stage + 1 == STAGES ? 0 : stage + 1;
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
             if (kk == KK - 1) {
@@ -235,10 +251,10 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
             if (kk < KK - 1) {
                 load_frags((kk + 1) & 1, stage, kk + 1);
             } else if (kt + 1 < k_tiles) {
-                load_frags((kk + 1) & 1, (kt + 1) % STAGES, 0);
+                load_frags((kk + 1) & 1, next_stage, 0);
             }
             if (kk == 0) {
-                if (kt + STAGES - 1 < k_tiles) load_tile((kt + STAGES - 1) % STAGES);
+                if (kt + STAGES - 1 < k_tiles) load_tile(write_stage);
                 cp_async_commit();
             }
 #pragma unroll
@@ -246,6 +262,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[kk & 1][mt], bf[kk & 1][nt]);
         }
+        write_stage = stage;
+        stage = next_stage;
     }
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with the pipeline buffers
