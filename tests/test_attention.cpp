@@ -5,7 +5,11 @@
 // GQA ratios 1, 4, 8, key lengths (seqlens_k, lengths 0 and 1 included),
 // varlen sequences of lengths 0, 1 and max, [B, H, S, D] storage, padded rows,
 // head-dim stride 2, head dims 32..256 and odd ones, custom scale, thread
-// counts above the plan's. Also: the workspace stays O(threads * tile), and
+// counts above the plan's; on CUDA also decode shapes (one-warp tiles) and the
+// split-KV count forced to 1 and to its maximum (TOPS_ATTENTION_SPLITS), so
+// both the partial + combine path and the long single-block key loop run
+// whatever the GPU's size. Also: the workspace stays O(threads * tile) on
+// the CPU and O(B * H * Sq) on CUDA (decode: independent of Sk), and
 // every validation rule of tops_attention_create returns its status and a
 // message naming the argument.
 //

@@ -147,11 +147,13 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
         return Status(TOPS_ERROR_NOT_SUPPORTED, "attention: dtype f32 is not supported on CUDA (f16, bf16; f32 runs on the CPU)");
     }
     const bool decode = ap.seqlen_q <= attn::kDecodeMaxSq;
-    // The first configuration of the head dim whose decode flag matches (any
-    // when none does); TOPS_ATTENTION_CONFIG=<substring of a kernel name>
-    // picks another compiled one of the same head dim (tuning).
+    // The best-matching configuration of the head dim: decode flag first,
+    // then the row kind (attn::RowKind); TOPS_ATTENTION_CONFIG=<substring of
+    // a kernel name> picks another compiled one of the same head dim (tuning).
+    const int rows = ap.window_right >= 0 ? attn::kBanded : attn::kFull;
     const char* forced = std::getenv("TOPS_ATTENTION_CONFIG");
     const KernelConfig* k = nullptr;
+    int best = -1;
     for (int i = 0; i < count; ++i) {
         const KernelConfig& c = table[i];
         if (c.head_dim != ap.head_dim) continue;
@@ -159,7 +161,11 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
             k = &c;
             break;
         }
-        if (!k || (c.decode == decode && k->decode != decode)) k = &c;
+        const int score = (c.decode == decode ? 4 : 0) + (c.rows == rows ? 2 : 0) + (c.rows == attn::kAnyRows ? 1 : 0);
+        if (score > best) {
+            best = score;
+            k = &c;
+        }
     }
     if (!k) {
         return Status(TOPS_ERROR_NOT_SUPPORTED, fmt("attention: head_dim ", ap.head_dim,

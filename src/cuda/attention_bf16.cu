@@ -4,8 +4,8 @@
 
 namespace tops::cuda::attn {
 
-#define TOPS_ATTN_ENTRY(D, M, N, W, QR, DEC) \
-    make_config<FwdTraits<__nv_bfloat16, D, M, N, W, QR>>(DEC, "attention_bf16_flash2_d" #D "_" #M "x" #N "_w" #W),
+#define TOPS_ATTN_ENTRY(D, M, N, W, QR, DEC, ROWS) \
+    make_config<FwdTraits<__nv_bfloat16, D, M, N, W, QR>>(DEC, ROWS, "attention_bf16_flash2_d" #D "_" #M "x" #N "_w" #W),
 
 const KernelConfig* kernels_bf16(int* count) {
     static const KernelConfig table[] = {TOPS_ATTN_CONFIGS(TOPS_ATTN_ENTRY)};

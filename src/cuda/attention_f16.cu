@@ -4,8 +4,8 @@
 
 namespace tops::cuda::attn {
 
-#define TOPS_ATTN_ENTRY(D, M, N, W, QR, DEC) \
-    make_config<FwdTraits<__half, D, M, N, W, QR>>(DEC, "attention_f16_flash2_d" #D "_" #M "x" #N "_w" #W),
+#define TOPS_ATTN_ENTRY(D, M, N, W, QR, DEC, ROWS) \
+    make_config<FwdTraits<__half, D, M, N, W, QR>>(DEC, ROWS, "attention_f16_flash2_d" #D "_" #M "x" #N "_w" #W),
 
 const KernelConfig* kernels_f16(int* count) {
     static const KernelConfig table[] = {TOPS_ATTN_CONFIGS(TOPS_ATTN_ENTRY)};

@@ -53,10 +53,14 @@ struct CombineParams {
     int batch, heads, seqlen_q, head_dim, splits;
 };
 
+// Which rows a configuration is preferred for.
+enum RowKind { kAnyRows = 0, kFull = 1, kBanded = 2 };
+
 // One compiled forward configuration.
 struct KernelConfig {
     int head_dim;
     bool decode;      // small-Sq tiles (one warp, 16 query rows)
+    int rows;         // RowKind
     int block_m, block_n, threads;
     int smem_bytes;
     const void* fwd;  // __global__ function, for attributes and occupancy
