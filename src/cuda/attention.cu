@@ -172,9 +172,9 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
                                                     " not supported on CUDA (supported: ", supported_dims(), ")"));
     }
     if (k->smem_bytes > dev.max_smem_per_block_optin) {
-        return Status(TOPS_ERROR_NOT_SUPPORTED, fmt("attention: ", k->name, " needs ", k->smem_bytes,
-                                                    " bytes of shared memory per block, device ", dev.ordinal,
-                                                    " allows ", dev.max_smem_per_block_optin));
+        return Status(TOPS_ERROR_NOT_SUPPORTED, fmt("attention: head_dim ", ap.head_dim, " tiles (", k->name, ") need ",
+                                                    k->smem_bytes, " bytes of shared memory per block, device ",
+                                                    dev.ordinal, " allows ", dev.max_smem_per_block_optin));
     }
     DeviceScope scope(dev.ordinal);
     TOPS_RETURN_IF_ERROR(scope.status());
