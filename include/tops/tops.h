@@ -534,9 +534,8 @@ TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_w
  * that dtype or f32; C and bias (optional, bias [N]) have D's dtype.
  * C is read only when beta != 0. Arguments: A, B, D [, C, BIAS].
  * Non-finite inputs: IEEE arithmetic; a NaN in row i of op(A) makes row i of
- * D NaN, one in column j of op(B) or in bias[j] column j; a NaN in C matters
- * only when beta != 0. M or N = 0: nothing is written; K = 0: D =
- * act(beta * C + bias).
+ * D NaN, one in column j of op(B) or in bias[j] column j. M or N = 0:
+ * nothing is written; K = 0: D = act(beta * C + bias).
  */
 typedef struct tops_gemm_desc {
     uint32_t struct_size; /**< sizeof(tops_gemm_desc_t) */
@@ -583,7 +582,8 @@ TOPS_API tops_status_t tops_gemm_create(tops_context_t ctx, const tops_gemm_desc
  * A query row with no visible key gets O = 0 and LSE = -inf, never NaN.
  * Non-finite inputs: a NaN in Q row i makes row i of O NaN; a NaN in key j
  *   makes the O rows that see key j NaN; a NaN in V (key j, column c) makes
- *   column c of those rows NaN. B = 0 or Sq = 0: nothing is written.
+ *   column c of those rows NaN, and may reach column c of rows where key j
+ *   is masked (0 * NaN). B = 0 or Sq = 0: nothing is written.
  * Dtypes: Q, K, V, O the same; CUDA f16/bf16, CPU f32/f16/bf16; f32 math.
  * Head dims: any on the CPU; on CUDA see tops_last_error() of a rejected create.
  * Arguments: Q, K, V, O [, LSE, SEQLENS_K, CU_SEQLENS_Q, CU_SEQLENS_K].
@@ -663,12 +663,17 @@ typedef struct tops_conv2d_desc {
     tops_tensor_desc_t bias;     /**< optional */
     tops_tensor_desc_t residual; /**< optional */
     tops_tensor_desc_t y;
-    int32_t stride_h, stride_w;                           /**< >= 1 */
-    int32_t pad_top, pad_bottom, pad_left, pad_right;     /**< >= 0 */
-    int32_t dilation_h, dilation_w;                       /**< >= 1 */
-    int32_t groups;                                       /**< >= 1 */
-    tops_activation_t act;                                /**< after bias and residual */
-    uint32_t flags;                                       /**< TOPS_CONV_* */
+    int32_t stride_h;      /**< >= 1 */
+    int32_t stride_w;      /**< >= 1 */
+    int32_t pad_top;       /**< >= 0 */
+    int32_t pad_bottom;    /**< >= 0 */
+    int32_t pad_left;      /**< >= 0 */
+    int32_t pad_right;     /**< >= 0 */
+    int32_t dilation_h;    /**< >= 1 */
+    int32_t dilation_w;    /**< >= 1 */
+    int32_t groups;        /**< >= 1 */
+    tops_activation_t act; /**< after bias and residual */
+    uint32_t flags;        /**< TOPS_CONV_* */
 } tops_conv2d_desc_t;
 
 /** A conv2d desc with struct_size set, NCHW / KCRS, strides, dilations and groups 1, no padding. */

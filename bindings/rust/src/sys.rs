@@ -12,6 +12,8 @@ pub type tops_arg_kind_t = c_int;
 pub type tops_norm_kind_t = c_int;
 pub type tops_reduce_op_t = c_int;
 pub type tops_activation_t = c_int;
+pub type tops_conv_layout_t = c_int;
+pub type tops_conv_filter_layout_t = c_int;
 
 macro_rules! constants {
     ($($name:ident: $ty:ty = $value:expr;)*) => {
@@ -80,6 +82,7 @@ constants! {
     TOPS_ARG_SEQLENS_K: tops_arg_kind_t = 33;
     TOPS_ARG_CU_SEQLENS_Q: tops_arg_kind_t = 34;
     TOPS_ARG_CU_SEQLENS_K: tops_arg_kind_t = 35;
+    TOPS_ARG_W: tops_arg_kind_t = 36;
     TOPS_ARG_CU_SEQLENS: tops_arg_kind_t = 40;
     TOPS_SOFTMAX_LOG: u32 = 1;
     TOPS_NORM_LAYER: tops_norm_kind_t = 0;
@@ -99,6 +102,11 @@ constants! {
     TOPS_MAX_SUM_INPUTS: usize = 8;
     TOPS_GEMM_ALLOW_TF32: u32 = 1;
     TOPS_ATTN_CAUSAL: u32 = 1;
+    TOPS_CONV_NCHW: tops_conv_layout_t = 0;
+    TOPS_CONV_NHWC: tops_conv_layout_t = 1;
+    TOPS_CONV_FILTER_KCRS: tops_conv_filter_layout_t = 0;
+    TOPS_CONV_FILTER_KRSC: tops_conv_filter_layout_t = 1;
+    TOPS_CONV_ALLOW_TF32: u32 = 1;
 }
 
 #[repr(C)]
@@ -242,6 +250,30 @@ pub struct tops_attention_desc_t {
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
+pub struct tops_conv2d_desc_t {
+    pub struct_size: u32,
+    pub layout: tops_conv_layout_t,
+    pub filter_layout: tops_conv_filter_layout_t,
+    pub x: tops_tensor_desc_t,
+    pub w: tops_tensor_desc_t,
+    pub bias: tops_tensor_desc_t,
+    pub residual: tops_tensor_desc_t,
+    pub y: tops_tensor_desc_t,
+    pub stride_h: i32,
+    pub stride_w: i32,
+    pub pad_top: i32,
+    pub pad_bottom: i32,
+    pub pad_left: i32,
+    pub pad_right: i32,
+    pub dilation_h: i32,
+    pub dilation_w: i32,
+    pub groups: i32,
+    pub act: tops_activation_t,
+    pub flags: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
 pub struct tops_pad_desc_t {
     pub struct_size: u32,
     pub padded: tops_tensor_desc_t,
@@ -298,6 +330,10 @@ extern "C" {
     pub fn tops_attention_desc_default() -> tops_attention_desc_t;
     pub fn tops_attention_create(ctx: tops_context_t, desc: *const tops_attention_desc_t, op: *mut tops_op_t)
                                  -> tops_status_t;
+    pub fn tops_conv2d_desc_default() -> tops_conv2d_desc_t;
+    pub fn tops_conv2d_output_dims(desc: *const tops_conv2d_desc_t, dims: *mut i64) -> tops_status_t;
+    pub fn tops_conv2d_create(ctx: tops_context_t, desc: *const tops_conv2d_desc_t, op: *mut tops_op_t)
+                              -> tops_status_t;
     pub fn tops_pad_desc_default() -> tops_pad_desc_t;
     pub fn tops_unpad_create(ctx: tops_context_t, desc: *const tops_pad_desc_t, op: *mut tops_op_t) -> tops_status_t;
     pub fn tops_pad_create(ctx: tops_context_t, desc: *const tops_pad_desc_t, op: *mut tops_op_t) -> tops_status_t;
@@ -325,6 +361,8 @@ pub fn layouts() -> Vec<(&'static str, &'static str, usize)> {
         tops_gemm_desc_t { struct_size, a, b, c, d, bias, trans_a, trans_b, alpha, beta, act, flags }
         tops_attention_desc_t { struct_size, q, k, v, o, lse, seqlens_k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                 max_seqlen_k, scale, flags, window_left, window_right }
+        tops_conv2d_desc_t { struct_size, layout, filter_layout, x, w, bias, residual, y, stride_h, stride_w,
+                             pad_top, pad_bottom, pad_left, pad_right, dilation_h, dilation_w, groups, act, flags }
         tops_pad_desc_t { struct_size, padded, packed, lengths, cu_seqlens }
     }
 }
