@@ -14,6 +14,7 @@
 // exact f32 arithmetic (TOPS_CONV_ALLOW_TF32 allows TF32 but does not require it).
 // TOPS_CONV_IGEMM_CONFIG=<config name> forces a tensor-core tile config
 // (benchmarking the tile choice).
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +32,13 @@ constexpr int kVecElems = 8;       // 16 bytes of f16 / bf16
 constexpr int kMaxMaskTaps = 32;   // igemm keeps one bit per filter row / column
 constexpr size_t kVecBytes = 16;
 constexpr size_t kWorkspaceAlign = 256;
+// Split-K heuristic: 64x64 tiles, 4 resident CTAs per SM, 4 channel chunks
+// (BK = 32) per reduction tile, at most 4 splits of at least 8 tiles each.
+constexpr int64_t kSplitTile = 64;
+constexpr int64_t kSplitCtasPerSm = 4;
+constexpr int64_t kSplitChunksPerTile = 4;
+constexpr int64_t kMaxSplits = 4;
+constexpr int64_t kMinTilesPerSplit = 8;
 
 const char* dtype_tag(tops_dtype_t dt) {
     switch (dt) {
@@ -102,6 +110,7 @@ public:
             char* ws = static_cast<char*>(args.workspace);
             if (repack_x_) ip.x = ws + off_x_;
             if (repack_w_) ip.w = ws + off_w_;
+            if (ip.splits > 1) ip.partial = reinterpret_cast<float*>(ws + off_partial_);
             if (aligned(ip.x, kVecBytes) && aligned(ip.w, kVecBytes)) {
                 if (repack_x_) TOPS_RETURN_IF_ERROR(launch_conv_repack(repack(xr_, p.x, ws + off_x_), dtype_, stream));
                 if (repack_w_) TOPS_RETURN_IF_ERROR(launch_conv_repack(repack(wr_, p.w, ws + off_w_), dtype_, stream));
@@ -129,7 +138,7 @@ private:
     ConvKernelParams ikp_;  // the tensor-core kernel's view (repacked operands: dense NHWC / KRSC)
     bool repack_x_ = false, repack_w_ = false;
     ConvRepackParams xr_, wr_;
-    size_t off_x_ = 0, off_w_ = 0, workspace_ = 0;
+    size_t off_x_ = 0, off_w_ = 0, off_partial_ = 0, workspace_ = 0;
     tops_dtype_t dtype_;
     int device_;
     Path path_ = Path::simt;
@@ -214,10 +223,25 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         for (int i = 0; i < 4; ++i) ikp_.ws[i] = ws[i];
         off_w_ = reserve(wr_.dims[0] * kp_.r * kp_.s * cpad_g);
     }
-    workspace_ = off;
     path_ = Path::igemm;
     std::string cfg_why;
     igemm_cfg_ = choose_igemm(kp_, dev, &cfg_why);
+    // Split-K only when the 64x64 tiles leave SMs without any CTA (fewer CTAs
+    // than SMs, e.g. batch-1 7x7 layers). Measured on H100: splitting ResNet
+    // layer 4 (200 CTAs, 0.38 of the resident slots) in 2 ran it at 122
+    // instead of 140 TFLOP/s (the f32 partials and the extra pass cost more
+    // than the added CTAs gain), so partially filled waves are not split.
+    const int64_t ctas = (m + kSplitTile - 1) / kSplitTile * ((kp_.k + kSplitTile - 1) / kSplitTile) * kp_.groups;
+    const int64_t slots = int64_t(dev.sm_count) * kSplitCtasPerSm;
+    const int64_t k_tiles = (int64_t(kp_.r) * kp_.s * (ikp_.c / kVecElems) + kSplitChunksPerTile - 1) /
+                            kSplitChunksPerTile;
+    if (ctas * kSplitCtasPerSm <= slots) {
+        ikp_.splits = int(std::max<int64_t>(
+            1, std::min<int64_t>({kMaxSplits, slots / std::max<int64_t>(ctas, 1), k_tiles / kMinTilesPerSplit})));
+    }
+    // f32 partials: two f16/bf16-sized elements each.
+    if (ikp_.splits > 1) off_partial_ = reserve(int64_t(ikp_.splits) * m * kp_.k * kp_.groups * 2);
+    workspace_ = off;
     vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kVecElems == 0 && strides_multiple(kp_.ys, 1, kVecElems) &&
                        (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, kVecElems)));
     {
@@ -232,6 +256,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "scalar (y strides)",
                repack_x_ ? "; x repacked to dense NHWC" : "", repack_w_ ? "; w repacked to dense KRSC" : "",
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
+               ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);
     return Status::ok();
 }

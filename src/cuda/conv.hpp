@@ -40,6 +40,11 @@ struct ConvKernelParams {
     // Epilogue may use 16-byte vectors along K (unit K stride of y and residual,
     // K per group % 8 == 0, aligned pointers and strides).
     bool vec_out = false;
+    // Split-K (tensor-core kernel): splits CTAs per output tile each reduce a
+    // contiguous range of the reduction into partial (splits, N*P*Q, K * groups)
+    // f32; a second kernel sums them and runs the epilogue. 1: no split.
+    int splits = 1;
+    float* partial = nullptr;
 };
 
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).

@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
 
     const int tid = threadIdx.x, lane = tid % kWarpSize, warp = tid / kWarpSize;
     const int wm = warp / Tile::kWarpsN, wn = warp % Tile::kWarpsN;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN, g = blockIdx.z;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+    const int g = blockIdx.z / p.splits, split = blockIdx.z % p.splits;
     const int M = p.n * p.p * p.q;
     const T* x = static_cast<const T*>(p.x) + int64_t(g) * p.c;
     const T* w = static_cast<const T*>(p.w) + int64_t(g) * p.k * p.ws[0];
@@ -142,8 +143,18 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
     // flat index kt * CPR + chunk, decomposed into (tap_r, tap_s, cc); the tap's
     // offsets and mask bits change only when the walk crosses a tap.
     const int cc_count = p.c / kElemsPerChunk;
-    const int k_tiles = (p.r * p.s * cc_count + CPR - 1) / CPR;
-    int tap_r = 0, tap_s = 0, cc = chunk;
+    const int k_tiles_all = (p.r * p.s * cc_count + CPR - 1) / CPR;
+    const int k_per_split = (k_tiles_all + p.splits - 1) / p.splits;
+    const int kt_begin = min(k_tiles_all, split * k_per_split);
+    const int k_tiles = min(k_tiles_all, kt_begin + k_per_split) - kt_begin;
+    int tap_r = p.r, tap_s = 0, cc = 0;
+    if (cc_count > 0) {
+        const int flat = kt_begin * CPR + chunk;
+        const int tap = flat / cc_count;
+        cc = flat - tap * cc_count;
+        tap_r = min(p.r, tap / p.s);
+        tap_s = tap_r < p.r ? tap - tap_r * p.s : 0;
+    }
     int64_t a_tap = 0, b_tap = 0;   // element offsets of the tap in x and w
     uint32_t r_bit = 0, s_bit = 0;  // mask bits of the tap (0: past the last tap)
     auto set_tap = [&]() {
@@ -165,13 +176,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
         }
         set_tap();
     };
-    if (cc_count > 0) {
-        advance(0);
-        set_tap();
-    } else {
-        tap_r = p.r;
-        set_tap();
-    }
+    set_tap();
 
     auto load_tile = [&](int stage) {
         const uint32_t sa = smem_base + stage * Tile::kSmemStage;
@@ -293,7 +298,13 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
         const float4 hi = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col + 4);
         const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
         const int64_t ko = int64_t(g) * p.k + kn;
-        if (p.vec_out) {
+        if (p.splits > 1) {
+            float* dst = p.partial + (int64_t(split) * M + m) * (int64_t(p.k) * p.groups) + ko;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+                if (kn + e < p.k) dst[e] = v[e];
+            }
+        } else if (p.vec_out) {
             conv_store_vec8<T>(p, px, ko, v);
         } else {
 #pragma unroll
@@ -301,6 +312,21 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
                 if (kn + e < p.k) conv_store_one<T>(p, px, ko + e, v[e]);
             }
         }
+    }
+}
+
+// Split-K finish: one thread per output element (channels fastest) sums the
+// splits' f32 partials and runs the fused epilogue.
+template <class T>
+__global__ void __launch_bounds__(256) conv_splitk_epilogue_kernel(const __grid_constant__ ConvKernelParams p) {
+    const int64_t kt = int64_t(p.k) * p.groups;
+    const int64_t mk = int64_t(p.n) * p.p * p.q * kt;
+    const int64_t step = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < mk; e += step) {
+        float acc = 0.0f;
+        for (int sp = 0; sp < p.splits; ++sp) acc += p.partial[sp * mk + e];
+        const int64_t ko = e % kt;
+        conv_store_one<T>(p, conv_pixel(int(e / kt), p.p, p.q), ko, acc);
     }
 }
 
@@ -337,7 +363,7 @@ template <class Tile>
 dim3 igemm_grid(const ConvKernelParams& p) {
     const int64_t m = int64_t(p.n) * p.p * p.q;
     return dim3(unsigned((m + Tile::BM - 1) / Tile::BM), unsigned((p.k + Tile::BN - 1) / Tile::BN),
-                unsigned(p.groups));
+                unsigned(p.groups * p.splits));
 }
 
 // The one dispatch point: (dtype, config) -> kernel. Eight instantiations.
@@ -404,7 +430,15 @@ Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t 
     return igemm_dispatch(c, dtype, [&](auto tile, auto kernel) {
         using Tile = decltype(tile);
         kernel<<<igemm_grid<Tile>(p), Tile::kThreads, Tile::kSmem, stream>>>(p);
-        return launch_status("conv_igemm_nhwc");
+        TOPS_RETURN_IF_ERROR(launch_status("conv_igemm_nhwc"));
+        if (p.splits == 1) return Status::ok();
+        constexpr int kThreads = 256;
+        constexpr int64_t kMaxBlocks = int64_t(1) << 20;
+        const int64_t total = int64_t(p.n) * p.p * p.q * p.k * p.groups;
+        const int grid = int(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
+        if (dtype == TOPS_DTYPE_F16) conv_splitk_epilogue_kernel<__half><<<grid, kThreads, 0, stream>>>(p);
+        else conv_splitk_epilogue_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p);
+        return launch_status("conv_splitk_epilogue");
     });
 }
 
