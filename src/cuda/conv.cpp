@@ -35,6 +35,7 @@ constexpr size_t kWorkspaceAlign = 256;
 // Split-K heuristic: 64x64 tiles, 4 resident CTAs per SM, 4 channel chunks
 // (BK = 32) per reduction tile, at most 4 splits of at least 8 tiles each.
 constexpr int64_t kSplitTile = 64;
+constexpr int64_t kBigTile = 128;  // the 128x128 / 128x64 configs
 constexpr int64_t kSplitCtasPerSm = 4;
 constexpr int64_t kSplitChunksPerTile = 4;
 constexpr int64_t kMaxSplits = 4;
@@ -70,13 +71,25 @@ IgemmConfig choose_igemm(const ConvKernelParams& kp, const DeviceInfo& dev, std:
             }
         }
     }
-    // Measured on the six ResNet layers (H100): 64x64x32 with 6 stages (4
-    // CTAs of 4 warps per SM) was the fastest config on every layer, by 3-25%
-    // over 64x64x64 and more over 128x128 / 128x64 (docs/performance.md).
-    (void)kp;
-    (void)dev;
-    const IgemmConfig pick = IgemmConfig::k64x64k32;
-    *why = "64x64x32: fastest measured on every ResNet layer";
+    // Measured on the six ResNet layers (H100, docs/performance.md): 64x64x32
+    // (4 CTAs per SM) is fastest on the four layers with many pixel tiles;
+    // where its CTAs fill less than one wave of resident slots, bigger tiles
+    // win: 128x128 on 14x14 K256 (192 vs 176 TFLOP/s), 128x64 on 7x7 K512
+    // (149 vs 141; 128x128 would leave 80 of 132 SMs idle there). Problems
+    // with fewer 64x64 CTAs than SMs stay on 64x64 and split K instead.
+    const int64_t m = int64_t(kp.n) * kp.p * kp.q;
+    auto ctas = [&](int64_t bm, int64_t bn) { return (m + bm - 1) / bm * ((kp.k + bn - 1) / bn) * kp.groups; };
+    const int64_t slots = int64_t(dev.sm_count) * kSplitCtasPerSm;
+    const int64_t small = ctas(kSplitTile, kSplitTile);
+    IgemmConfig pick = IgemmConfig::k64x64k32;
+    *why = "64x64x32: at least one full wave of 4 CTAs per SM";
+    if (small * kSplitCtasPerSm > slots && small < slots) {
+        const bool wide = ctas(kBigTile, kBigTile) * 2 >= dev.sm_count;
+        pick = wide ? IgemmConfig::k128x128 : IgemmConfig::k128x64;
+        *why = wide ? "128x128: 64x64 tiles fill less than one wave" : "128x64: 64x64 tiles fill less than one wave";
+    } else if (small * kSplitCtasPerSm <= slots) {
+        *why = "64x64x32: fewer tiles than SMs";
+    }
     return pick;
 }
 

@@ -63,17 +63,20 @@ struct IgemmTile {
 };
 
 // Measured on H100 (docs/performance.md, conv section), TFLOP/s on the six
-// ResNet layers: 64x64x32 with 6 stages was fastest on all six (127, 144,
-// 154, 116, 36, 72), 64x64x64 next (109-150), 128x64x32 (60-124) and
-// 128x128x32 (18-153) last: 4 CTAs per SM (110 registers, 48 KB) keep 16
-// warps resident to cover the L2 latency of the A gathers; 128x128 keeps 8.
-// Nsight Compute on layer 2 (64x64x32): issue slots 56% busy, the integer
-// ALU the busiest pipe (38%), 1.05 eligible warps per scheduler: the address
-// and mask arithmetic of the gathers, not the tensor cores, bounds it.
+// ResNet layers (56x56 K64, 28x28 K128, 14x14 K256, 7x7 K512, 7x7 stem, 1x1):
+//   64x64x32 s6:  143 164 176 141 38 74   (the default: 4 CTAs of 4 warps per
+//                                         SM, 16 warps to cover the gathers)
+//   64x64x64 s4:  124 159 187 145 31 65
+//   128x64x32:    128 140 166 149 34 60   (7x7 K512: 104 CTAs, one per SM)
+//   128x128x32:    73 147 192 117 19 40   (14x14 K256: 98 CTAs)
+// conv.cpp picks 128x128 / 128x64 where 64x64 tiles fill less than a wave.
+// Nsight Compute on layer 2 (64x64x32, before the gather arithmetic was
+// hoisted out of the loop): issue slots 56% busy, the integer ALU the
+// busiest pipe (38%), 1.05 eligible warps per scheduler.
 //  128x128x32, 8 warps of 64x32: 1 CTA per SM (capped at 2, its 170
 //  registers spilled 300 bytes).
 //  128x64x32, 4 warps of 64x32.
-//  64x64x64 / 64x64x32, 4 warps of 32x32: 64x64x32 is the default.
+//  64x64x64 / 64x64x32, 4 warps of 32x32.
 using Tile128x128 = IgemmTile<128, 128, 32, 64, 32, 4, 1>;
 using Tile128x64 = IgemmTile<128, 64, 32, 64, 32, 4, 2>;
 using Tile64x64 = IgemmTile<64, 64, 64, 32, 32, 4, 4>;
