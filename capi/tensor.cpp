@@ -36,6 +36,10 @@ Status check_tensor(const std::string& what, const tops_tensor_desc_t& d) {
     }
     int64_t numel = 1;
     int64_t max_offset = 0;
+    // Sum of dims[i] * strides[i] (elements), for every dim even when the
+    // tensor is empty: backends form stride * dim products when they merge
+    // dims, which so never overflow.
+    int64_t full_extent = 0;
     for (int i = 0; i < d.rank; ++i) {
         if (d.dims[i] < 0) {
             return Status(TOPS_ERROR_BAD_SHAPE, fmt(what, ".dims[", i, "] = ", d.dims[i], " is negative"));
@@ -47,6 +51,12 @@ Status check_tensor(const std::string& what, const tops_tensor_desc_t& d) {
         if (__builtin_mul_overflow(numel, d.dims[i], &numel)) {
             return Status(TOPS_ERROR_BAD_SHAPE,
                           fmt(what, ": element count overflows int64 at dims[", i, "] = ", d.dims[i]));
+        }
+        int64_t full = 0;
+        if (__builtin_mul_overflow(d.dims[i], d.strides[i], &full) ||
+            __builtin_add_overflow(full_extent, full, &full_extent)) {
+            return Status(TOPS_ERROR_BAD_STRIDE, fmt(what, ": element offset overflows int64 at dims[", i, "] = ",
+                                                     d.dims[i], " (strides[", i, "] = ", d.strides[i], ")"));
         }
     }
     if (numel > 0) {
@@ -95,7 +105,9 @@ Status check_no_self_overlap(const std::string& what, const TensorLayout& t) {
 }
 
 int64_t byte_extent(const TensorLayout& t) {
-    if (t.numel() == 0) return 0;
+    for (int i = 0; i < t.rank; ++i) {
+        if (t.dims[i] == 0) return 0;  // (numel() of an expanded layout may overflow)
+    }
     int64_t max_offset = 0;
     for (int i = 0; i < t.rank; ++i) max_offset += (t.dims[i] - 1) * t.strides[i];
     return (max_offset + 1) * int64_t(dtype_size(t.dtype));

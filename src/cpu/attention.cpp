@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "common/status.hpp"
@@ -114,7 +115,10 @@ public:
         a.ws_layout = layout_;
         const auto base = reinterpret_cast<uintptr_t>(args.workspace);
         a.ws = reinterpret_cast<unsigned char*>(attention_align_up(size_t(base)));
-        const int64_t flops = 4 * p_.batch * p_.heads * p_.seqlen_q * std::max<int64_t>(p_.seqlen_k, 1) * p_.head_dim;
+        // In double: the product of valid dims may exceed int64 (only the thread count depends on it).
+        const double flops_f = 4.0 * double(p_.batch) * double(p_.heads) * double(p_.seqlen_q) *
+                               double(std::max<int64_t>(p_.seqlen_k, 1)) * double(p_.head_dim);
+        const int64_t flops = flops_f < 9.0e18 ? int64_t(flops_f) : std::numeric_limits<int64_t>::max();
         a.threads = std::min(max_threads_, pick_threads(ctx.num_threads, flops, kGrainFlops));
         switch (p_.q.dtype) {
             case TOPS_DTYPE_F16: run(AttentionFlashKernel<TOPS_DTYPE_F16>{}, a); break;

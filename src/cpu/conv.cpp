@@ -433,7 +433,23 @@ private:
 
 }  // namespace
 
+// The zero-padded f32 staging of x (N * (H + pads) * (W + pads) * C floats)
+// and the output pixel count N * P * Q fit in int64 bytes; a valid descriptor
+// with huge dims (an empty x or y among them) may exceed that.
+static bool conv_sizes_fit(const ConvParams& p) {
+    int64_t hp = 0, wp = 0, n = 0, pix = 0;
+    return !__builtin_add_overflow(p.in_h, int64_t(p.pad_top) + p.pad_bottom, &hp) &&
+           !__builtin_add_overflow(p.in_w, int64_t(p.pad_left) + p.pad_right, &wp) &&
+           !__builtin_mul_overflow(p.batch, hp, &n) && !__builtin_mul_overflow(n, wp, &n) &&
+           !__builtin_mul_overflow(n, p.in_c, &n) && !__builtin_mul_overflow(n, int64_t(sizeof(float)), &n) &&
+           !__builtin_mul_overflow(p.batch, p.out_h, &pix) && !__builtin_mul_overflow(pix, p.out_w, &pix);
+}
+
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
+    if (!conv_sizes_fit(p)) {
+        return Status(TOPS_ERROR_OUT_OF_MEMORY,
+                      "conv2d: the padded input staging or the output pixel count overflows int64 bytes");
+    }
     const std::string algo = forced_algo();
     if (algo == "direct") {
         out->reset(new ConvDirectPlan(p));

@@ -69,6 +69,8 @@ public:
 
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
         if (rows_ == 0) return Status::ok();
+        // Rows of no columns: only the optional per-row statistics are written.
+        if (cols_ == 0 && !p_.mean.present() && !p_.rstd.present()) return Status::ok();
         NormArgs a;
         a.x = args.in(TOPS_ARG_X);
         a.y = args.out(TOPS_ARG_Y);
