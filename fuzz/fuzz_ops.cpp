@@ -63,6 +63,7 @@ tops_tensor_desc_t optional(Reader& r, const tops_tensor_desc_t& like, bool pres
     if (with_mask || with_lengths || d.x.dtype != TOPS_DTYPE_F32 || d.y.dtype != TOPS_DTYPE_F32 ||
         !std::isfinite(d.scale))
         return;
+    if (count(d.x) == 0) return;  // (the other dims of an empty axis may hold a huge count)
     // Reference: rows along the axis, in fp64.
     const int axis = d.axis < 0 ? d.axis + rank : d.axis;
     tops_tensor_desc_t outer = d.x;
@@ -137,7 +138,9 @@ tops_tensor_desc_t optional(Reader& r, const tops_tensor_desc_t& like, bool pres
         if (d.axes & (1u << i)) kept.dims[i] = 1;
         else reduced.dims[i] = 1;
     }
-    const std::vector<int64_t> ko = offsets(kept), ro = offsets(reduced), yo = offsets(d.y);
+    const std::vector<int64_t> ko = offsets(kept);
+    if (ko.empty()) return;  // (the reduced dims alone may hold a huge count)
+    const std::vector<int64_t> ro = offsets(reduced), yo = offsets(d.y);
     for (size_t o = 0; o < ko.size(); ++o) {
         double acc = d.op == TOPS_REDUCE_MAX ? -INFINITY : d.op == TOPS_REDUCE_MIN ? INFINITY : 0.0, mag = 0.0;
         for (int64_t ro_off : ro) {
