@@ -3,7 +3,9 @@
 #   1. configure + build with the CUDA plugin (skipped with TOPS_PREBUILT=1
 #      when BUILD_DIR already holds a build),
 #   2. the whole ctest suite,
-#   3. the CUDA tests under compute-sanitizer memcheck and racecheck,
+#   3. the CUDA tests under compute-sanitizer memcheck, racecheck and synccheck
+#      (each tool's summary lines go to sanitizer-summary.txt and the JSON; the
+#      test over 2^31 elements is left out of them: it runs in step 2),
 #   4. bench/compare_torch.py --check (every family's feature matrix against fp64 PyTorch),
 #   5. tops-bench --suite cuda and bench/compare_torch.py (PyTorch on the same GPU).
 # Logs and gpu-check.json (every step's status and the benchmark results) go
@@ -14,6 +16,7 @@
 #        TOPS_PREFIX_PATH  extra CMAKE_PREFIX_PATH (e.g. a folder holding xsimd and GTest)
 #        TOPS_PREBUILT=1   use BUILD_DIR as it is
 #        TOPS_CUDA_TEST_FILTER  gtest filter of the CUDA tests (default *cuda*:*Cuda*:*CUDA*)
+#        TOPS_SANITIZER_TIMEOUT seconds per compute-sanitizer tool (default 240)
 set -uo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -26,6 +29,8 @@ out=$(cd "$1" && pwd)
 build=${2:-$root/build-gpu}
 archs=${TOPS_CUDA_ARCHS:-90-real}
 filter=${TOPS_CUDA_TEST_FILTER:-*cuda*:*Cuda*:*CUDA*}
+san_filter="$filter:-SizeSafety.CudaOver2Pow31Elements"
+san_limit=${TOPS_SANITIZER_TIMEOUT:-240}
 jobs=$(nproc 2>/dev/null || echo 4)
 steps=()
 
@@ -61,10 +66,14 @@ fi
 tests="$build/tests/tops_tests"
 step ctest ctest.log 300 ctest --test-dir "$build" --output-on-failure
 step cuda-tests ctest.log 120 "$tests" "--gtest_filter=$filter"
-step memcheck sanitizer.log 240 compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$tests" "--gtest_filter=$filter"
-step racecheck sanitizer.log 240 compute-sanitizer --tool racecheck --error-exitcode 1 \
-    "$tests" "--gtest_filter=$filter"
+for tool in memcheck racecheck synccheck; do
+    step "$tool" "sanitizer-$tool.log" "$san_limit" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        "$tests" "--gtest_filter=$san_filter"
+    {
+        echo "$tool: $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+        grep -E '(ERROR|RACECHECK|SYNCCHECK|MEMCHECK) SUMMARY' "$out/sanitizer-$tool.log" | sed "s/^/  /"
+    } >>"$out/sanitizer-summary.txt"
+done
 step torch-check ctest.log 420 env PYTHONUNBUFFERED=1 python3 "$root/bench/compare_torch.py" \
     --lib "$build/libtops.so" --check
 step tops-bench bench.log 420 "$build/bench/tops-bench" --suite cuda --json "$out/tops-bench.json"
@@ -76,6 +85,7 @@ for s in "${steps[@]}"; do [[ $s == *'"rc":0,'* ]] || failed=1; done
 {
     echo "{"
     echo "\"machine\": $(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$out/machine.txt"),"
+    echo "\"sanitizers\": $(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$out/sanitizer-summary.txt"),"
     echo "\"steps\": [$(IFS=,; echo "${steps[*]}")],"
     for f in compare_torch tops-bench; do
         if [[ -s "$out/$f.json" ]]; then echo "\"$f\": $(cat "$out/$f.json"),"; else echo "\"$f\": null,"; fi
