@@ -653,6 +653,10 @@ typedef enum tops_conv_filter_layout {
  * y may be residual (same layout): each residual element is read right
  *   before the same y element is written. y must not overlap x, w or bias.
  * Arguments: X, W, Y [, BIAS, RESIDUAL]. Workspace: tops_op_workspace_size.
+ * Non-finite inputs: IEEE arithmetic; a NaN in x reaches the outputs whose
+ * window covers it (in every output channel of its group); padding taps
+ * read 0, never NaN. N = 0: nothing is written. A request whose padded
+ * staging exceeds int64 bytes fails with TOPS_ERROR_OUT_OF_MEMORY.
  */
 typedef struct tops_conv2d_desc {
     uint32_t struct_size;                    /**< sizeof(tops_conv2d_desc_t) */
@@ -715,7 +719,8 @@ TOPS_API tops_status_t tops_conv2d_create(tops_context_t ctx, const tops_conv2d_
  *   zero) for s >= n_b, where n_b = cu_seqlens[b + 1] - cu_seqlens[b]
  *   clamped to [0, S] (rows past total read as 0). lengths must be absent.
  *   Arguments: X (packed), Y (padded), CU_SEQLENS.
- * Outputs must not overlap the inputs.
+ * Outputs must not overlap the inputs. Non-finite values are copied as
+ * any other bits. B = 0: no token row is written.
  */
 typedef struct tops_pad_desc {
     uint32_t struct_size;          /**< sizeof(tops_pad_desc_t) */
