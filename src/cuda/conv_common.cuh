@@ -12,7 +12,7 @@ namespace tops::cuda {
 
 __device__ __forceinline__ float conv_activate(Activation act, float v) {
     switch (act) {
-        case Activation::relu: return v < 0.0f ? 0.0f : v;
+        case Activation::relu: return v > 0.0f ? v : 0.0f;  // NaN gives 0 (tops.h)
         case Activation::gelu_erf: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
         case Activation::gelu_tanh: {
             constexpr float kSqrt2OverPi = 0.79788456080286536f;

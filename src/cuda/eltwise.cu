@@ -65,7 +65,7 @@ struct EltwiseKernelParams {
 // ---------------------------------------------------------------- math
 template <Activation A>
 __device__ __forceinline__ float activate(float v) {
-    if constexpr (A == Activation::relu) return v < 0.0f ? 0.0f : v;  // NaN stays NaN
+    if constexpr (A == Activation::relu) return v > 0.0f ? v : 0.0f;  // max(v, 0): NaN gives 0 (tops.h)
     if constexpr (A == Activation::gelu_erf) return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     if constexpr (A == Activation::gelu_tanh) {
         constexpr float kSqrt2OverPi = 0.79788456080286536f;

@@ -572,17 +572,26 @@ constexpr double kMinClusterFill = 0.9;
 Launch block_launch(const SoftmaxParams& sp, const DeviceInfo& dev, int vec, int cluster) {
     const int64_t n = sp.x.dims[sp.axis];
     const size_t vec_bytes = size_t(vec) * dtype_size(sp.x.dtype);
-    const size_t smem_budget = size_t(dev.max_smem_per_block_optin) - sizeof(BlockRowsScratch);
     const int64_t nvec = n / vec;
     Launch l;
     l.cluster = cluster;
     l.slice_vecs = (nvec + cluster - 1) / cluster;
-    l.cache_vecs = std::min<int64_t>(l.slice_vecs, int64_t(smem_budget / vec_bytes));
     l.threads = int(std::clamp<int64_t>(pow2_at_least((l.slice_vecs + kBlockVecsPerThread - 1) / kBlockVecsPerThread),
                                         kBlockMinThreads, kBlockMaxThreads));
     // group field: 0 = the 256-thread register budget, 1 = the 1024-thread one
     l.kernel = find_kernel(Strategy::kBlock, sp.x.dtype, vec, l.threads <= kBlockSmallThreads ? 0 : 1, 0,
                            unmasked_rows(sp));
+    // The opt-in limit covers static and dynamic shared memory together; the
+    // dynamic part starts at a 16-byte boundary after the static part.
+    size_t static_bytes = sizeof(BlockRowsScratch);
+    cudaFuncAttributes fa{};
+    if (l.kernel && cudaFuncGetAttributes(&fa, l.kernel->fn) == cudaSuccess) static_bytes = fa.sharedSizeBytes;
+    else (void)cudaGetLastError();
+    constexpr size_t kSmemAlign = 16;
+    static_bytes = (static_bytes + kSmemAlign - 1) / kSmemAlign * kSmemAlign;
+    const size_t optin = size_t(dev.max_smem_per_block_optin);
+    const size_t smem_budget = optin > static_bytes ? optin - static_bytes : 0;
+    l.cache_vecs = std::min<int64_t>(l.slice_vecs, int64_t(smem_budget / vec_bytes));
     l.smem = size_t(l.cache_vecs) * vec_bytes;
     return l;
 }

@@ -21,6 +21,9 @@ struct DeviceInfo {
 
 inline Status cuda_status(cudaError_t err, const char* what, tops_status_t code = TOPS_ERROR_DEVICE) {
     if (err == cudaSuccess) return Status::ok();
+    // Consume the runtime's record of a non-sticky error, so the next launch
+    // check of this thread does not report it again.
+    (void)cudaGetLastError();
     return Status(code, fmt(what, ": ", cudaGetErrorName(err), ": ", cudaGetErrorString(err)));
 }
 
