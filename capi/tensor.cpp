@@ -52,6 +52,8 @@ Status check_tensor(const std::string& what, const tops_tensor_desc_t& d) {
             return Status(TOPS_ERROR_BAD_SHAPE,
                           fmt(what, ": element count overflows int64 at dims[", i, "] = ", d.dims[i]));
         }
+    }
+    for (int i = 0; i < d.rank; ++i) {
         int64_t full = 0;
         if (__builtin_mul_overflow(d.dims[i], d.strides[i], &full) ||
             __builtin_add_overflow(full_extent, full, &full_extent)) {

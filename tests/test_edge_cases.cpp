@@ -4,10 +4,12 @@
 //    with K = 0, attention with no keys);
 //  - NaN and Inf inputs: where the header says they go (propagation per row
 //    or element, bitwise copies in transpose, C not read when beta = 0);
-//  - tiny scales and denormal inputs;
-//  - element counts that overflow int64 rejected with TOPS_ERROR_BAD_SHAPE.
+//  - tiny and huge scales, denormal inputs, constant rows.
+// Size safety (overflowing sizes, tensors over 2^31 elements) is in
+// test_size_safety.cpp.
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "harness.hpp"
 
@@ -229,22 +231,97 @@ TEST_P(EdgeTest, SoftmaxMinusInfinityGivesZero) {
     }
 }
 
-// Disabled: the CPU softmax kernels treat a NaN input as a masked position
-// (its output is 0, the rest of the row stays finite) and write 0 for a whole
-// row holding +inf. The intended behavior (as reduce and norm) is a NaN row.
-TEST_P(EdgeTest, DISABLED_SoftmaxNaNAndInfinityGiveNaNRows) {
+// A NaN, or a +inf (inf - inf), among the positions of a row that take part
+// makes the whole row NaN; the other rows stay finite. Each layout reaches
+// another CPU kernel: a unit-stride axis (lastdim), the axis outermost with a
+// unit-stride dim beside it (axis), no unit stride at all (strided). A NaN
+// past the row's valid length does not take part.
+TEST_P(EdgeTest, SoftmaxNaNAndInfinityGiveNaNRows) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const int64_t rows = 4, n = 37;
+    struct Case {
+        const char* name;
+        Layout layout;
+        int32_t axis;  // of x [rows, n] (axis 1) or its transpose [n, rows] (axis 0)
+    };
+    const Case cases[] = {{"lastdim", Layout::Dense, 1}, {"axis", Layout::Dense, 0},
+                          {"strided", Layout::InnerStride2, 1}};
+    const std::vector<tops_dtype_t> dtypes = backend == TOPS_BACKEND_CUDA
+                                                 ? std::vector<tops_dtype_t>{TOPS_DTYPE_F16, TOPS_DTYPE_BF16}
+                                                 : std::vector<tops_dtype_t>{TOPS_DTYPE_F32, TOPS_DTYPE_F16};
+    for (const Case& c : cases) {
+        for (tops_dtype_t dt : dtypes) {
+            for (uint32_t flags : {0u, TOPS_SOFTMAX_LOG}) {
+                SCOPED_TRACE(std::string(c.name) + " " + dtype_label(dt) + (flags ? " log" : ""));
+                const std::vector<int64_t> dims = c.axis == 1 ? std::vector<int64_t>{rows, n}
+                                                              : std::vector<int64_t>{n, rows};
+                Tensor x = Tensor::make(dt, dims, c.layout), y = Tensor::make(dt, dims, c.layout);
+                Tensor len = Tensor::make(TOPS_DTYPE_I32, c.axis == 1 ? std::vector<int64_t>{rows, 1}
+                                                                      : std::vector<int64_t>{1, rows},
+                                          Layout::Dense);
+                y.poison();
+                // Row r, entry j of the softmax; row 0: NaN, row 1: +inf,
+                // row 2: NaN past its length, row 3: finite.
+                auto at = [&](const Tensor& t, int64_t r, int64_t j) {
+                    const int64_t idx_row[] = {r, j}, idx_col[] = {j, r};
+                    return t.offset(c.axis == 1 ? idx_row : idx_col);
+                };
+                for (int64_t r = 0; r < rows; ++r) {
+                    for (int64_t j = 0; j < n; ++j) x.set_value(at(x, r, j), -0.5 + 0.125 * double((r + j) % 7));
+                    len.set_value(r, double(r == 2 ? n - 3 : n));
+                }
+                x.set_value(at(x, 0, 5), kNaN);
+                x.set_value(at(x, 1, 30), kInf);
+                x.set_value(at(x, 2, n - 1), kNaN);
+                tops_softmax_desc_t d = tops_softmax_desc_default();
+                d.x = x.desc();
+                d.y = y.desc();
+                d.axis = c.axis;
+                d.flags = flags;
+                d.lengths = len.desc();
+                RunSpec spec;
+                spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_LENGTHS, &len}};
+                spec.y = &y;
+                ASSERT_TRUE(run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_softmax_create(ctx, &d, op); },
+                                   spec));
+                for (int64_t r = 0; r < rows; ++r) {
+                    for (int64_t j = 0; j < n; ++j) {
+                        const double v = y.value(at(y, r, j));
+                        if (r < 2) EXPECT_TRUE(std::isnan(v)) << "row " << r << " col " << j << " = " << v;
+                        else if (r == 2 && j >= n - 3) EXPECT_EQ(v, flags ? -kInf : 0.0) << "past length, col " << j;
+                        else EXPECT_TRUE(std::isfinite(v)) << "row " << r << " col " << j << " = " << v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// A huge scale turns each row into a one-hot at its maximum (exp of a huge
+// negative difference is exactly 0, never NaN).
+TEST_P(EdgeTest, SoftmaxHugeScaleGivesOneHotRows) {
     const tops_backend_t backend = GetParam();
     TOPS_SKIP_UNLESS_READY(backend);
     const tops_dtype_t dt = float_dtype(backend);
-    Tensor x = filled(dt, {2, 37}, -0.5), y = poisoned(dt, {2, 37});
-    const int64_t nan_idx[] = {0, 5}, inf_idx[] = {1, 30};
-    x.set_value(x.offset(nan_idx), kNaN);
-    x.set_value(x.offset(inf_idx), kInf);
+    const int64_t rows = 3, n = 45;
+    Tensor x = poisoned(dt, {rows, n}), y = poisoned(dt, {rows, n});
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t idx[] = {r, j};
+            x.set_value(x.offset(idx), j == 7 * (r + 1) ? 1.0 : -1.0 + double(j) / 64.0);
+        }
+    }
     RunSpec spec;
     spec.inputs = {{TOPS_ARG_X, &x}};
     spec.y = &y;
-    ASSERT_TRUE(run_op(backend, softmax_creator(x, y), spec));
-    for (double v : y.logical()) EXPECT_TRUE(std::isnan(v)) << v;
+    ASSERT_TRUE(run_op(backend, softmax_creator(x, y, 1e30f), spec));
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t idx[] = {r, j};
+            EXPECT_EQ(y.value(y.offset(idx)), j == 7 * (r + 1) ? 1.0 : 0.0) << r << "," << j;
+        }
+    }
 }
 
 TEST_P(EdgeTest, SoftmaxTinyScaleAndDenormalsGiveUniformRows) {
@@ -396,95 +473,293 @@ TEST_P(EdgeTest, GemmNaNStaysInItsRow) {
     }
 }
 
-// ------------------------------------------------------------------ size safety
-
-TEST_P(EdgeTest, ElementCountOverflowIsRejected) {
+// A constant row has variance 0: it normalizes to 0 (beta), not NaN; a row
+// holding +inf is NaN under LayerNorm (inf - inf), and under RMSNorm has
+// rstd 0 (the +inf entry NaN, the others 0); denormal rows give finite
+// outputs; other rows stay finite.
+TEST_P(EdgeTest, NormConstantInfiniteAndDenormalRows) {
     const tops_backend_t backend = GetParam();
     TOPS_SKIP_UNLESS_READY(backend);
-    ContextHandle ctx;
-    ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
     const tops_dtype_t dt = float_dtype(backend);
-    // 2^33 * 2^33 elements: the count overflows int64 (dense strides do too).
-    const int64_t big = int64_t{1} << 33;
-    tops_tensor_desc_t huge{};
-    huge.dtype = dt;
-    huge.rank = 2;
-    huge.dims[0] = big;
-    huge.dims[1] = big;
-    huge.strides[0] = 1;
-    huge.strides[1] = 1;
-    // tops_tensor_desc_init refuses it too.
-    tops_tensor_desc_t tmp;
-    EXPECT_EQ(tops_tensor_desc_init(&tmp, dt, 2, huge.dims, nullptr), TOPS_ERROR_BAD_SHAPE);
-
-    auto expect_rejected = [](tops_status_t s, tops_op_t op, const char* what) {
-        EXPECT_EQ(s, TOPS_ERROR_BAD_SHAPE) << what << ": " << tops_status_string(s) << ": " << tops_last_error();
-        EXPECT_EQ(op, nullptr) << what;
-        tops_op_destroy(op);
-    };
-    tops_op_t op = nullptr;
-    {
-        tops_softmax_desc_t d = tops_softmax_desc_default();
-        d.x = d.y = huge;
-        op = nullptr;
-        expect_rejected(tops_softmax_create(ctx.ctx, &d, &op), op, "softmax");
+    const int64_t cols = 48;
+    Tensor x = filled(dt, {4, cols}, -0.3), y = poisoned(dt, {4, cols});
+    for (int64_t c = 0; c < cols; ++c) {
+        const int64_t r0[] = {0, c}, r2[] = {2, c};
+        x.set_value(x.offset(r0), 2.5);
+        x.set_value(x.offset(r2), double(c % 5) * 1e-40);  // f32 denormals (0 in f16)
     }
-    {
-        tops_transpose_desc_t d = tops_transpose_desc_default();
-        d.x = d.y = huge;
-        op = nullptr;
-        expect_rejected(tops_transpose_create(ctx.ctx, &d, &op), op, "transpose");
-    }
-    {
-        tops_reduce_desc_t d = tops_reduce_desc_default();
-        d.x = huge;
-        d.y = huge;
-        d.y.rank = 1;
-        d.axes = 1u;
-        op = nullptr;
-        expect_rejected(tops_reduce_create(ctx.ctx, &d, &op), op, "reduce");
-    }
-    {
+    const int64_t inf_idx[] = {1, 9};
+    x.set_value(x.offset(inf_idx), kInf);
+    for (tops_norm_kind_t kind : {TOPS_NORM_LAYER, TOPS_NORM_RMS}) {
+        SCOPED_TRACE(kind == TOPS_NORM_LAYER ? "layer" : "rms");
+        y.poison();
         tops_norm_desc_t d = tops_norm_desc_default();
-        d.x = d.y = huge;
-        op = nullptr;
-        expect_rejected(tops_norm_create(ctx.ctx, &d, &op), op, "norm");
+        d.kind = kind;
+        d.x = x.desc();
+        d.y = y.desc();
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_X, &x}};
+        spec.y = &y;
+        ASSERT_TRUE(run_op(backend, [d](tops_context_t c, tops_op_t* op) { return tops_norm_create(c, &d, op); }, spec));
+        for (int64_t c = 0; c < cols; ++c) {
+            const int64_t r0[] = {0, c}, r1[] = {1, c}, r2[] = {2, c}, r3[] = {3, c};
+            if (kind == TOPS_NORM_LAYER) EXPECT_EQ(y.value(y.offset(r0)), 0.0) << "constant row, col " << c;
+            else EXPECT_TRUE(std::isfinite(y.value(y.offset(r0)))) << "constant row, col " << c;
+            const double inf_row = y.value(y.offset(r1));
+            if (kind == TOPS_NORM_LAYER || c == 9) EXPECT_TRUE(std::isnan(inf_row)) << "+inf row, col " << c;
+            else EXPECT_EQ(inf_row, 0.0) << "+inf row (rstd 0), col " << c;
+            EXPECT_TRUE(std::isfinite(y.value(y.offset(r2)))) << "denormal row, col " << c;
+            EXPECT_TRUE(std::isfinite(y.value(y.offset(r3)))) << "finite row, col " << c;
+        }
     }
-    {
-        tops_bias_act_desc_t d = tops_bias_act_desc_default();
-        d.x = d.y = huge;
-        op = nullptr;
-        expect_rejected(tops_bias_act_create(ctx.ctx, &d, &op), op, "bias_act");
+}
+
+// Denormals are not flushed: sums of denormals are exact; a NaN reaches max
+// and min (documented: NaN propagates).
+TEST_P(EdgeTest, ReduceDenormalsAndNaNMaxMin) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const double tiny = double(std::numeric_limits<float>::denorm_min());
+    Tensor x = poisoned(TOPS_DTYPE_F32, {3, 100}), y = poisoned(TOPS_DTYPE_F32, {3});
+    for (int64_t c = 0; c < 100; ++c) {
+        const int64_t i0[] = {0, c}, i1[] = {1, c}, i2[] = {2, c};
+        x.set_value(x.offset(i0), tiny * double(c % 4));
+        x.set_value(x.offset(i1), double(c) - 50.0);
+        x.set_value(x.offset(i2), double(c) - 50.0);
     }
+    const int64_t nan_idx[] = {1, 77};
+    x.set_value(x.offset(nan_idx), kNaN);
+    for (tops_reduce_op_t kind : {TOPS_REDUCE_SUM, TOPS_REDUCE_MAX, TOPS_REDUCE_MIN}) {
+        SCOPED_TRACE(int(kind));
+        y.poison();
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_X, &x}};
+        spec.y = &y;
+        ASSERT_TRUE(run_op(backend, reduce_creator(x, y, kind, 2u), spec));
+        const std::vector<double> out = y.logical();
+        const double want0 = kind == TOPS_REDUCE_SUM ? 150.0 * tiny : kind == TOPS_REDUCE_MAX ? 3.0 * tiny : 0.0;
+        EXPECT_EQ(out[0], want0) << "denormal row";
+        EXPECT_TRUE(std::isnan(out[1])) << "row with NaN: " << out[1];
+        const double want2 = kind == TOPS_REDUCE_SUM ? -50.0 : kind == TOPS_REDUCE_MAX ? 49.0 : -50.0;
+        EXPECT_EQ(out[2], want2) << "finite row";
+    }
+}
+
+// A NaN in the bias makes its column NaN; a NaN in B makes its column NaN;
+// the other columns stay finite.
+TEST_P(EdgeTest, GemmNaNInBiasOrBReachesItsColumn) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = float_dtype(backend);
+    const int64_t m = 9, n = 20, k = 12;
+    Tensor a = filled(dt, {m, k}, -0.2), b = filled(dt, {k, n}, 0.1);
+    Tensor bias = filled(dt, {n}, 0.25), d = poisoned(dt, {m, n});
+    const int64_t bias_nan[] = {4}, b_nan[] = {6, 13};
+    bias.set_value(bias.offset(bias_nan), kNaN);
+    b.set_value(b.offset(b_nan), kNaN);
+    RunSpec spec;
+    spec.inputs = {{TOPS_ARG_A, &a}, {TOPS_ARG_B, &b}, {TOPS_ARG_BIAS, &bias}};
+    spec.y = &d;
+    spec.y_arg = TOPS_ARG_D;
+    ASSERT_TRUE(run_op(backend, gemm_creator(a, b, nullptr, &bias, d, 0.0f), spec));
+    for (int64_t r = 0; r < m; ++r) {
+        for (int64_t col = 0; col < n; ++col) {
+            const int64_t idx[] = {r, col};
+            const double v = d.value(d.offset(idx));
+            if (col == 4 || col == 13) EXPECT_TRUE(std::isnan(v)) << r << "," << col;
+            else EXPECT_TRUE(std::isfinite(v)) << r << "," << col << " = " << v;
+        }
+    }
+}
+
+// PReLU and the weighted sum follow IEEE arithmetic: NaN stays NaN, +-inf
+// scale by the slope / coefficient (a coefficient of 0 times inf is NaN).
+TEST_P(EdgeTest, PreluAndWeightedSumNonFiniteInputs) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = float_dtype(backend);
+    Tensor x = filled(dt, {2, 16}, 0.0), y = poisoned(dt, {2, 16});
+    const double special[] = {kNaN, kInf, -kInf};
+    for (int64_t c = 0; c < 3; ++c) x.set_value(c, special[c]);
     {
+        Tensor slope = filled(dt, {1, 1}, 0.0);
+        slope.set_value(0, 0.5);
         tops_prelu_desc_t d = tops_prelu_desc_default();
-        d.x = d.y = d.slope = huge;
-        op = nullptr;
-        expect_rejected(tops_prelu_create(ctx.ctx, &d, &op), op, "prelu");
+        d.x = x.desc();
+        d.slope = slope.desc();
+        d.y = y.desc();
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_SLOPE, &slope}};
+        spec.y = &y;
+        ASSERT_TRUE(run_op(backend, [d](tops_context_t c, tops_op_t* op) { return tops_prelu_create(c, &d, op); }, spec));
+        const std::vector<double> out = y.logical();
+        EXPECT_TRUE(std::isnan(out[0])) << "prelu(NaN) = " << out[0];
+        EXPECT_EQ(out[1], kInf);
+        EXPECT_EQ(out[2], -kInf);
+        for (size_t i = 3; i < out.size(); ++i) EXPECT_TRUE(std::isfinite(out[i])) << i;
     }
     {
+        Tensor x2 = filled(dt, {2, 16}, 1.0);
+        y.poison();
         tops_weighted_sum_desc_t d = tops_weighted_sum_desc_default();
-        d.num_inputs = 1;
-        d.inputs[0] = d.y = huge;
-        op = nullptr;
-        expect_rejected(tops_weighted_sum_create(ctx.ctx, &d, &op), op, "weighted_sum");
+        d.num_inputs = 2;
+        d.inputs[0] = x.desc();
+        d.inputs[1] = x2.desc();
+        d.coefs[0] = 2.0f;
+        d.coefs[1] = 0.0f;
+        d.y = y.desc();
+        x2.set_value(20, kInf);  // times coefficient 0: NaN
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_INPUT0, &x}, {tops_arg_kind_t(TOPS_ARG_INPUT0 + 1), &x2}};
+        spec.y = &y;
+        ASSERT_TRUE(run_op(backend,
+                           [d](tops_context_t c, tops_op_t* op) { return tops_weighted_sum_create(c, &d, op); }, spec));
+        const std::vector<double> out = y.logical();
+        EXPECT_TRUE(std::isnan(out[0])) << "2 * NaN = " << out[0];
+        EXPECT_EQ(out[1], kInf);
+        EXPECT_EQ(out[2], -kInf);
+        EXPECT_TRUE(std::isnan(out[20])) << "0 * inf = " << out[20];
+        for (size_t i = 3; i < out.size(); ++i) {
+            if (i == 20) continue;
+            EXPECT_TRUE(std::isfinite(out[i])) << i;
+        }
     }
-    {
-        tops_gemm_desc_t d = tops_gemm_desc_default();
-        d.a = d.b = d.d = huge;
-        op = nullptr;
-        expect_rejected(tops_gemm_create(ctx.ctx, &d, &op), op, "gemm");
-    }
-    {
+}
+
+// A NaN in K reaches exactly the query rows that see that key (causal mask:
+// rows at or after it). A NaN in V (key j, column c) reaches column c of
+// the rows that see key j; rows where key j is masked may get it too
+// (0 * NaN in the P V product of a shared tile), so only the other columns
+// of those rows must stay finite.
+TEST_P(EdgeTest, AttentionNaNReachesTheRowsThatSeeIt) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = float_dtype(backend);
+    const int64_t s = 6, head_dim = 64, nan_key = 3;
+    for (tops_arg_kind_t where : {TOPS_ARG_K, TOPS_ARG_V}) {
+        SCOPED_TRACE(where == TOPS_ARG_K ? "NaN in K" : "NaN in V");
+        Tensor q = filled(dt, {1, s, 1, head_dim}, 0.1), k = filled(dt, {1, s, 1, head_dim}, -0.2);
+        Tensor v = filled(dt, {1, s, 1, head_dim}, 0.3), o = poisoned(dt, {1, s, 1, head_dim});
+        const int64_t idx[] = {0, nan_key, 0, 5};
+        (where == TOPS_ARG_K ? k : v).set_value(k.offset(idx), kNaN);
         tops_attention_desc_t d = tops_attention_desc_default();
-        tops_tensor_desc_t t = huge;
-        t.rank = 4;
-        t.dims[2] = 1;
-        t.dims[3] = 64;
-        t.strides[2] = t.strides[3] = 1;
-        d.q = d.k = d.v = d.o = t;
-        op = nullptr;
-        expect_rejected(tops_attention_create(ctx.ctx, &d, &op), op, "attention");
+        d.q = q.desc();
+        d.k = k.desc();
+        d.v = v.desc();
+        d.o = o.desc();
+        d.flags = TOPS_ATTN_CAUSAL;
+        {
+            ContextHandle ctx;
+            ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
+            OpHandle probe;
+            const tops_status_t st = tops_attention_create(ctx.ctx, &d, &probe.op);
+            if (st == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU) {
+                GTEST_SKIP() << tops_backend_name(backend) << ": " << tops_last_error();
+            }
+        }
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_Q, &q}, {TOPS_ARG_K, &k}, {TOPS_ARG_V, &v}};
+        spec.y = &o;
+        spec.y_arg = TOPS_ARG_O;
+        ASSERT_TRUE(run_op(backend, [d](tops_context_t c, tops_op_t* op) { return tops_attention_create(c, &d, op); },
+                           spec));
+        for (int64_t i = 0; i < s; ++i) {
+            for (int64_t e = 0; e < head_dim; ++e) {
+                const int64_t oi[] = {0, i, 0, e};
+                const double val = o.value(o.offset(oi));
+                const bool nan_expected = i >= nan_key && (where == TOPS_ARG_K || e == 5);
+                const bool unspecified = where == TOPS_ARG_V && e == 5 && i < nan_key;
+                if (nan_expected) {
+                    EXPECT_TRUE(std::isnan(val)) << "row " << i << " col " << e << " = " << val;
+                } else if (!unspecified) {
+                    EXPECT_TRUE(std::isfinite(val)) << "row " << i << " col " << e << " = " << val;
+                }
+            }
+        }
+    }
+}
+
+// conv2d: a NaN in x reaches exactly the outputs whose window covers it, in
+// every output channel (padding taps read 0, never NaN); a batch of 0 runs and
+// writes nothing.
+TEST_P(EdgeTest, Conv2dNaNReachesItsWindowAndEmptyBatchRuns) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = float_dtype(backend);
+    const int64_t c = 8, k = 8, h = 6, w = 7, nan_h = 2, nan_w = 4;
+    for (int64_t batch : {int64_t{1}, int64_t{0}}) {
+        SCOPED_TRACE("batch " + std::to_string(batch));
+        // NHWC x [N, H, W, C], KRSC w [K, 3, 3, C], pad 1: y [N, H, W, K].
+        Tensor x = filled(dt, {batch, h, w, c}, -0.25), wt = filled(dt, {k, 3, 3, c}, 0.05);
+        Tensor y = poisoned(dt, {batch, h, w, k});
+        if (batch > 0) {
+            const int64_t idx[] = {0, nan_h, nan_w, 3};
+            x.set_value(x.offset(idx), kNaN);
+        }
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        d.layout = TOPS_CONV_NHWC;
+        d.filter_layout = TOPS_CONV_FILTER_KRSC;
+        d.x = x.desc();
+        d.w = wt.desc();
+        d.y = y.desc();
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
+        spec.y = &y;
+        ASSERT_TRUE(run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_conv2d_create(ctx, &d, op); },
+                           spec));
+        for (int64_t p = 0; p < h && batch > 0; ++p) {
+            for (int64_t q = 0; q < w; ++q) {
+                const bool covered = std::abs(p - nan_h) <= 1 && std::abs(q - nan_w) <= 1;
+                for (int64_t o = 0; o < k; ++o) {
+                    const int64_t idx[] = {0, p, q, o};
+                    const double v = y.value(y.offset(idx));
+                    if (covered) {
+                        EXPECT_TRUE(std::isnan(v)) << p << "," << q << "," << o;
+                    } else {
+                        EXPECT_TRUE(std::isfinite(v)) << p << "," << q << "," << o << " = " << v;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// pad copies token rows bit for bit (NaN payloads, infinities, -0) and
+// writes all-zero bits past each sequence's length; a batch of 0 runs.
+TEST_P(EdgeTest, PadCopiesNonFiniteBitsAndZeroesPadding) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = float_dtype(backend);
+    const int64_t features = 5;
+    for (int64_t batch : {int64_t{2}, int64_t{0}}) {
+        SCOPED_TRACE("batch " + std::to_string(batch));
+        const int64_t seq = 4, total = batch == 0 ? 0 : 5;  // lengths 3 and 2
+        Tensor packed = filled(dt, {total, features}, 1.0), padded = poisoned(dt, {batch, seq, features});
+        Tensor cu = Tensor::make(TOPS_DTYPE_I32, {batch + 1}, Layout::Dense);
+        const double cu_values[] = {0, 3, 5};
+        for (int64_t b = 0; b <= batch; ++b) cu.set_value(b, cu_values[b]);
+        const uint64_t special[] = {to_bits(dt, kNaN) | 1u, to_bits(dt, kInf), to_bits(dt, -kInf), to_bits(dt, -0.0)};
+        for (int64_t i = 0; i < packed.slots(); i += 2) packed.set_bits(i, special[(i / 2) % 4]);
+        tops_pad_desc_t d = tops_pad_desc_default();
+        d.padded = padded.desc();
+        d.packed = packed.desc();
+        d.cu_seqlens = cu.desc();
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_X, &packed}, {TOPS_ARG_CU_SEQLENS, &cu}};
+        spec.y = &padded;
+        ASSERT_TRUE(run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_pad_create(ctx, &d, op); },
+                           spec));
+        for (int64_t b = 0; b < batch; ++b) {
+            const int64_t start = int64_t(cu_values[b]), len = int64_t(cu_values[b + 1]) - start;
+            for (int64_t s = 0; s < seq; ++s) {
+                for (int64_t f = 0; f < features; ++f) {
+                    const int64_t yi[] = {b, s, f}, xi[] = {start + s, f};
+                    const uint64_t want = s < len ? packed.bits(packed.offset(xi)) : 0u;
+                    EXPECT_EQ(padded.bits(padded.offset(yi)), want) << b << "," << s << "," << f;
+                }
+            }
+        }
     }
 }
 

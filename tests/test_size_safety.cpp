@@ -1,4 +1,4 @@
-// Size safety, for every op on every backend:
+// Size safety, for every op (conv2d and unpad/pad included) on every backend:
 //  - element counts, largest element offsets and byte extents are computed
 //    in checked int64 arithmetic: a descriptor where one overflows is refused
 //    at create with a status and a message, never wrapped;
@@ -109,6 +109,28 @@ void expect_every_op_rejects(tops_context_t ctx, const tops_tensor_desc_t& bad, 
         op = nullptr;
         expect_rejected(tops_attention_create(ctx, &d, &op), op, "attention");
     }
+    {
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        tops_tensor_desc_t t = bad;  // [N, C, H, W] with bad's dims as N and C
+        t.rank = 4;
+        t.dims[2] = t.dims[3] = 3;
+        t.strides[2] = t.strides[3] = 1;
+        d.x = d.y = t;
+        d.w = t;
+        op = nullptr;
+        expect_rejected(tops_conv2d_create(ctx, &d, &op), op, "conv2d");
+    }
+    {
+        tops_pad_desc_t d = tops_pad_desc_default();
+        d.padded = d.packed = bad;
+        d.cu_seqlens = bad;
+        d.cu_seqlens.dtype = TOPS_DTYPE_I32;
+        op = nullptr;
+        expect_rejected(tops_pad_create(ctx, &d, &op), op, "pad");
+        d.lengths = d.cu_seqlens;
+        op = nullptr;
+        expect_rejected(tops_unpad_create(ctx, &d, &op), op, "unpad");
+    }
 }
 
 tops_tensor_desc_t rank2(tops_dtype_t dt, int64_t d0, int64_t d1, int64_t s0, int64_t s1) {
@@ -144,16 +166,21 @@ TEST_P(SizeSafetyTest, SizeOverflowIsRejected) {
         expect_every_op_rejects(ctx.ctx, rank2(dt, 2, 2, s, s), TOPS_ERROR_BAD_STRIDE);
     }
     {
+        SCOPED_TRACE("empty tensor whose dim * stride overflows (2^40 * 2^40)");
+        const int64_t s = int64_t{1} << 40;
+        expect_every_op_rejects(ctx.ctx, rank2(dt, 0, s, 1, s), TOPS_ERROR_BAD_STRIDE);
+    }
+    {
         SCOPED_TRACE("largest offset INT64_MAX (extent INT64_MAX + 1)");
         expect_every_op_rejects(ctx.ctx, rank2(dt, 2, 1, max64, 1), TOPS_ERROR_BAD_SHAPE, TOPS_ERROR_BAD_STRIDE);
     }
     {
         SCOPED_TRACE("byte extent 2^62 elements * element size");
         const int64_t n = int64_t{1} << 62;
-        expect_every_op_rejects(ctx.ctx, rank2(dt, 1, n, n, 1), TOPS_ERROR_BAD_SHAPE);
+        expect_every_op_rejects(ctx.ctx, rank2(dt, 1, n, 1, 1), TOPS_ERROR_BAD_SHAPE);
         tops_tensor_desc_t tmp;
-        const int64_t dims[] = {1, n};
-        EXPECT_EQ(tops_tensor_desc_init(&tmp, dt, 2, dims, nullptr), TOPS_ERROR_BAD_SHAPE);
+        const int64_t dims[] = {n};
+        EXPECT_EQ(tops_tensor_desc_init(&tmp, dt, 1, dims, nullptr), TOPS_ERROR_BAD_SHAPE);
     }
     {
         SCOPED_TRACE("dense strides of 2^40 * 2^40 elements");
