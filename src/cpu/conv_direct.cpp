@@ -6,15 +6,13 @@
 #include <cmath>
 
 #include "common/half.hpp"
+#include "cpu/activation.hpp"
 #include "cpu/conv_kernels.hpp"
 #include "cpu/parallel.hpp"
 
 namespace tops::cpu {
 namespace {
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluTanhCubic = 0.044715f;
 constexpr int64_t kGrainMacs = 64 * 1024;  // multiply-adds worth one thread
 
 template <tops_dtype_t DT>
@@ -76,7 +74,7 @@ void conv_direct(const ConvParams& p, const ArgTable& args, int threads) {
                     }
                     float v = acc + b;
                     if (res) v += E::load(res[n * rs[0] + k * rs[1] + oh * rs[2] + ow * rs[3]]);
-                    y[n * ys[0] + k * ys[1] + oh * ys[2] + ow * ys[3]] = E::store(conv_activate(p.act, v));
+                    y[n * ys[0] + k * ys[1] + oh * ys[2] + ow * ys[3]] = E::store(activate_scalar(p.act, v));
                 }
             }
         }
@@ -85,16 +83,6 @@ void conv_direct(const ConvParams& p, const ArgTable& args, int threads) {
 
 }  // namespace
 
-float conv_activate(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
-        case Activation::gelu_tanh:
-            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
-        case Activation::silu: return v / (1.0f + std::exp(-v));
-        default: return v;
-    }
-}
 
 void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads) {
     switch (p.x.dtype) {

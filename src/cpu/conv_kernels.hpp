@@ -12,9 +12,6 @@
 
 namespace tops::cpu {
 
-// The activation of the direct path (scalar f32).
-float conv_activate(Activation act, float v);
-
 // y = act(conv(x, w) + bias [+ residual]) by direct loops (src/cpu/conv_direct.cpp).
 void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads);
 

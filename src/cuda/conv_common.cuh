@@ -5,24 +5,11 @@
 
 #include <cstdint>
 
+#include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/conv.hpp"
 
 namespace tops::cuda {
-
-__device__ __forceinline__ float conv_activate(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;  // NaN gives 0 (tops.h)
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        case Activation::gelu_tanh: {
-            constexpr float kSqrt2OverPi = 0.79788456080286536f;
-            constexpr float kCubic = 0.044715f;
-            return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
-        }
-        case Activation::silu: return v / (1.0f + expf(-v));
-        default: return v;
-    }
-}
 
 template <class T>
 __device__ __forceinline__ float conv_bias(const ConvKernelParams& p, int64_t ko) {
@@ -57,7 +44,7 @@ __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const 
     }
     T* y = static_cast<T*>(p.y);
     y[px.n * p.ys[0] + ko * p.ys[1] + px.oh * p.ys[2] + px.ow * p.ys[3]] =
-        ElemTraits<T>::from_float(conv_activate(p.act, v));
+        ElemTraits<T>::from_float(activate(p.act, v));
 }
 
 // Eight consecutive channels ko .. ko + 7 with 16-byte (f16/bf16) accesses;
@@ -78,7 +65,7 @@ __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const
     }
     V out;
 #pragma unroll
-    for (int e = 0; e < 8; ++e) out.v[e] = ElemTraits<T>::from_float(conv_activate(p.act, v[e]));
+    for (int e = 0; e < 8; ++e) out.v[e] = ElemTraits<T>::from_float(activate(p.act, v[e]));
     T* y = static_cast<T*>(p.y);
     *reinterpret_cast<V*>(y + px.n * p.ys[0] + ko + px.oh * p.ys[2] + px.ow * p.ys[3]) = out;
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/vec_convert.cuh"
@@ -63,19 +64,6 @@ struct EltwiseKernelParams {
 };
 
 // ---------------------------------------------------------------- math
-template <Activation A>
-__device__ __forceinline__ float activate(float v) {
-    if constexpr (A == Activation::relu) return v > 0.0f ? v : 0.0f;  // max(v, 0): NaN gives 0 (tops.h)
-    if constexpr (A == Activation::gelu_erf) return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    if constexpr (A == Activation::gelu_tanh) {
-        constexpr float kSqrt2OverPi = 0.79788456080286536f;
-        constexpr float kCubic = 0.044715f;
-        return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
-    }
-    if constexpr (A == Activation::silu) return v / (1.0f + expf(-v));
-    return v;
-}
-
 // Folds input k into the running value.
 template <EltwiseKind K>
 __device__ __forceinline__ float fold(int k, float acc, float in, float coef) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/gemm.hpp"
 
@@ -23,20 +24,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // grid-stride beyond this
-
-__device__ __forceinline__ float gemm_activate(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;  // NaN gives 0 (tops.h)
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        case Activation::gelu_tanh: {
-            constexpr float kSqrt2OverPi = 0.79788456080286536f;
-            constexpr float kCubic = 0.044715f;
-            return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + kCubic * v * v * v)));
-        }
-        case Activation::silu: return v / (1.0f + expf(-v));
-        default: return v;
-    }
-}
 
 template <class T>
 __global__ void gemm_strided_epilogue_kernel(const __grid_constant__ GemmStridedParams p) {
@@ -54,7 +41,7 @@ __global__ void gemm_strided_epilogue_kernel(const __grid_constant__ GemmStrided
         float v = 0.0f;
         if (src) v = p.scale * Tr::to_float(src[b * p.src_strides[0] + i * p.src_strides[1] + j * p.src_strides[2]]);
         if (bias) v += Tr::to_float(bias[j * p.bias_stride]);
-        v = gemm_activate(p.act, v);
+        v = activate(p.act, v);
         dst[b * p.dst_strides[0] + i * p.dst_strides[1] + j * p.dst_strides[2]] = Tr::from_float(v);
     }
 }
@@ -74,13 +61,6 @@ __global__ void gemm_fill_uniform_kernel(T* ptr, int64_t n, uint32_t seed) {
     }
 }
 
-template <class T, Activation A>
-__device__ __forceinline__ float gemm_act(float v) {
-    if constexpr (A == Activation::gelu_erf) return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-    if constexpr (A == Activation::silu) return v / (1.0f + __expf(-v));
-    return gemm_activate(A, v);
-}
-
 // d[i] = act(d[i]) over n elements; d is 16-byte aligned.
 template <class T, Activation A>
 __global__ void gemm_act_dense_vec_kernel(T* d, int64_t n) {
@@ -93,11 +73,11 @@ __global__ void gemm_act_dense_vec_kernel(T* d, int64_t n) {
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < nvec; i += step) {
         V x = dv[i];
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) x.v[e] = Tr::from_float(gemm_act<T, A>(Tr::to_float(x.v[e])));
+        for (int e = 0; e < kVec; ++e) x.v[e] = Tr::from_float(activate<A>(Tr::to_float(x.v[e])));
         dv[i] = x;
     }
     for (int64_t i = nvec * kVec + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-        d[i] = Tr::from_float(gemm_act<T, A>(Tr::to_float(d[i])));
+        d[i] = Tr::from_float(activate<A>(Tr::to_float(d[i])));
     }
 }
 

@@ -20,28 +20,13 @@
 
 #include "cpu/conv_kernels.hpp"
 #include "cpu/isa_arch.hpp"
+#include "cpu/kernels/activation_simd.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluTanhCubic = 0.044715f;
-
-inline VecF activate(Activation act, VecF v) {
-    switch (act) {
-        case Activation::relu: return xsimd::max(v, VecF(0.0f));
-        case Activation::gelu_erf: return VecF(0.5f) * v * (VecF(1.0f) + xsimd::erf(v * VecF(kInvSqrt2)));
-        case Activation::gelu_tanh: {
-            const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
-            return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
-        }
-        case Activation::silu: return v / (VecF(1.0f) + xsimd::exp(-v));
-        default: return v;
-    }
-}
 
 // One output row (n, p): every pixel q, every channel.
 template <tops_dtype_t OUT>

@@ -34,6 +34,7 @@
 
 #include "cpu/conv_kernels.hpp"
 #include "cpu/isa_arch.hpp"
+#include "cpu/kernels/activation_simd.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
@@ -54,37 +55,9 @@ constexpr int kNv = kNr / kLanes;  // vectors per tile row
 static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per step");
 static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluTanhCubic = 0.044715f;
-
 #define TOPS_CONV_INLINE inline __attribute__((always_inline))
 
 using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
-
-TOPS_CONV_INLINE VecF activate(Activation act, VecF v) {
-    switch (act) {
-        case Activation::relu: return xsimd::max(v, VecF(0.0f));
-        case Activation::gelu_erf: return VecF(0.5f) * v * (VecF(1.0f) + xsimd::erf(v * VecF(kInvSqrt2)));
-        case Activation::gelu_tanh: {
-            const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
-            return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
-        }
-        case Activation::silu: return v / (VecF(1.0f) + xsimd::exp(-v));
-        default: return v;
-    }
-}
-
-inline float activate1(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
-        case Activation::gelu_tanh:
-            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
-        case Activation::silu: return v / (1.0f + std::exp(-v));
-        default: return v;
-    }
-}
 
 // acc (MR, NR) = sum over kk of A[i][kk] * b (kdim, NR) packed, where A row i
 // is rows[i][koff[kk]] (kIndexed) or rows[i][kk].
@@ -191,7 +164,7 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
             float x = tmp[i][j];
             if (bias) x += to_float<OUT>(bias[(t.bias_on_cols ? t.chan_col[j] : t.chan_row[i]) * g.bias_s]);
             if (res) x += to_float<OUT>(res[t.r_row[i] + t.r_col[j]]);
-            y[t.y_row[i] + t.y_col[j]] = from_float<OUT>(activate1(g.act, x));
+            y[t.y_row[i] + t.y_col[j]] = from_float<OUT>(activate_scalar(g.act, x));
         }
     }
 }

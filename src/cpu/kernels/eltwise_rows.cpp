@@ -13,6 +13,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cpu/activation.hpp"
 #include "cpu/eltwise_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/rowwise_simd.hpp"
@@ -21,10 +22,6 @@
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
-
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluTanhCubic = 0.044715f;
 
 // erf by Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (below f32's half ulp
 // of 1 + erf, which is what GELU uses): one division, five FMAs and an exp,
@@ -52,9 +49,9 @@ inline VecF activate(VecF v) {
     if constexpr (ACT == Activation::relu) {
         return xsimd::max(v, VecF(0.0f));
     } else if constexpr (ACT == Activation::gelu_erf) {
-        return VecF(0.5f) * v * (VecF(1.0f) + erf_as(v * VecF(kInvSqrt2)));
+        return VecF(0.5f) * v * (VecF(1.0f) + erf_as(v * VecF(kGeluInvSqrt2)));
     } else if constexpr (ACT == Activation::gelu_tanh) {
-        const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
+        const VecF inner = VecF(kGeluSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
         return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
     } else if constexpr (ACT == Activation::silu) {
         return v / (VecF(1.0f) + xsimd::exp(-v));
@@ -63,16 +60,6 @@ inline VecF activate(VecF v) {
     }
 }
 
-inline float activate1(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
-        case Activation::gelu_tanh:
-            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
-        case Activation::silu: return v / (1.0f + std::exp(-v));
-        default: return v;
-    }
-}
 
 // Element offsets of y and every input for consecutive outer rows.
 class RowCursor {
@@ -237,7 +224,7 @@ void eltwise_strided(const EltwiseArgs& a) {
                 const float x = in_at(0, c, j);
                 v = x > 0.0f ? x : x * in_at(1, c, j);
             } else {
-                v = activate1(a.act, a.num_inputs > 1 ? in_at(0, c, j) + in_at(1, c, j) : in_at(0, c, j));
+                v = activate_scalar(a.act, a.num_inputs > 1 ? in_at(0, c, j) + in_at(1, c, j) : in_at(0, c, j));
             }
             y[j * a.y_inner] = from_float<DT>(v);
         }

@@ -33,6 +33,7 @@
 
 #include "cpu/gemm_kernels.hpp"
 #include "cpu/isa_arch.hpp"
+#include "cpu/kernels/activation_simd.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
@@ -53,39 +54,9 @@ constexpr int kNv = kNr / kLanes;  // vectors per tile row
 static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per k step");
 static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
 
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluTanhCubic = 0.044715f;
-
 #define TOPS_GEMM_INLINE inline __attribute__((always_inline))
 
 using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
-
-// ------------------------------------------------------------------ activations
-
-TOPS_GEMM_INLINE VecF activate(Activation act, VecF v) {
-    switch (act) {
-        case Activation::relu: return xsimd::max(v, VecF(0.0f));
-        case Activation::gelu_erf: return VecF(0.5f) * v * (VecF(1.0f) + xsimd::erf(v * VecF(kInvSqrt2)));
-        case Activation::gelu_tanh: {
-            const VecF inner = VecF(kSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
-            return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
-        }
-        case Activation::silu: return v / (VecF(1.0f) + xsimd::exp(-v));
-        default: return v;
-    }
-}
-
-inline float activate1(Activation act, float v) {
-    switch (act) {
-        case Activation::relu: return v > 0.0f ? v : 0.0f;
-        case Activation::gelu_erf: return 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
-        case Activation::gelu_tanh:
-            return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * std::fma(kGeluTanhCubic * v, v * v, v)));
-        case Activation::silu: return v / (1.0f + std::exp(-v));
-        default: return v;
-    }
-}
 
 // ------------------------------------------------------------------ packing
 
@@ -227,7 +198,7 @@ void store_tile_scalar(const float (&tmp)[kMr][kNr], const TileDest<OUT>& t, int
             if (t.c) x += t.beta * to_float<OUT>(t.c[i * t.c_rs + j * t.c_cs]);
             if (t.last) {
                 if (t.bias) x += to_float<OUT>(t.bias[j * t.bias_s]);
-                t.d[i * t.d_rs + j * t.d_cs] = from_float<OUT>(activate1(t.act, x));
+                t.d[i * t.d_rs + j * t.d_cs] = from_float<OUT>(activate_scalar(t.act, x));
             } else {
                 t.part[i * t.part_rs + j * t.part_cs] = x;
             }
