@@ -437,11 +437,12 @@ private:
 // and the output pixel count N * P * Q fit in int64 bytes; a valid descriptor
 // with huge dims (an empty x or y among them) may exceed that.
 static bool conv_sizes_fit(const ConvParams& p) {
-    int64_t hp = 0, wp = 0, n = 0, pix = 0;
+    // One padded image first (the staging strides), then the batch.
+    int64_t hp = 0, wp = 0, img = 0, n = 0, pix = 0;
     return !__builtin_add_overflow(p.in_h, int64_t(p.pad_top) + p.pad_bottom, &hp) &&
            !__builtin_add_overflow(p.in_w, int64_t(p.pad_left) + p.pad_right, &wp) &&
-           !__builtin_mul_overflow(p.batch, hp, &n) && !__builtin_mul_overflow(n, wp, &n) &&
-           !__builtin_mul_overflow(n, p.in_c, &n) && !__builtin_mul_overflow(n, int64_t(sizeof(float)), &n) &&
+           !__builtin_mul_overflow(hp, wp, &img) && !__builtin_mul_overflow(img, p.in_c, &img) &&
+           !__builtin_mul_overflow(img, int64_t(sizeof(float)), &img) && !__builtin_mul_overflow(p.batch, img, &n) &&
            !__builtin_mul_overflow(p.batch, p.out_h, &pix) && !__builtin_mul_overflow(pix, p.out_w, &pix);
 }
 
