@@ -11,15 +11,29 @@
 
 #include "cpu/isa.hpp"
 
+// kIsa is this file's ISA and kVectorRegisters the size of its vector
+// register file (register tiles are sized against it).
 #if defined(TOPS_CPU_ISA_avx512)
 #define TOPS_ISA_NS isa_avx512
-namespace tops::cpu { using Arch = ArchAvx512; }
+namespace tops::cpu {
+using Arch = ArchAvx512;
+constexpr Isa kIsa = Isa::avx512;
+constexpr int kVectorRegisters = 32;
+}  // namespace tops::cpu
 #elif defined(TOPS_CPU_ISA_avx2)
 #define TOPS_ISA_NS isa_avx2
-namespace tops::cpu { using Arch = ArchAvx2; }
+namespace tops::cpu {
+using Arch = ArchAvx2;
+constexpr Isa kIsa = Isa::avx2;
+constexpr int kVectorRegisters = 16;
+}  // namespace tops::cpu
 #elif defined(TOPS_CPU_ISA_sse4)
 #define TOPS_ISA_NS isa_sse4
-namespace tops::cpu { using Arch = ArchSse4; }
+namespace tops::cpu {
+using Arch = ArchSse4;
+constexpr Isa kIsa = Isa::sse4;
+constexpr int kVectorRegisters = 16;
+}  // namespace tops::cpu
 #else
 #error "per-ISA kernel file compiled without TOPS_CPU_ISA_<name>"
 #endif

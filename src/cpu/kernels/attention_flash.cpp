@@ -49,17 +49,6 @@ namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
 
-#if defined(TOPS_CPU_ISA_avx512)
-constexpr Isa kIsa = Isa::avx512;
-constexpr int kVectorRegisters = 32;
-#elif defined(TOPS_CPU_ISA_avx2)
-constexpr Isa kIsa = Isa::avx2;
-constexpr int kVectorRegisters = 16;
-#else
-constexpr Isa kIsa = Isa::sse4;
-constexpr int kVectorRegisters = 16;
-#endif
-
 constexpr AttentionTile kTile = attention_tile(kIsa);
 constexpr int kRows = kTile.rows;
 constexpr int kNv = kTile.nv;

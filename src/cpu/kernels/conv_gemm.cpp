@@ -35,34 +35,17 @@
 #include "cpu/conv_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/activation_simd.hpp"
+#include "cpu/kernels/gemm_tile.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
 
-#if defined(TOPS_CPU_ISA_avx512)
-constexpr Isa kIsa = Isa::avx512;
-#elif defined(TOPS_CPU_ISA_avx2)
-constexpr Isa kIsa = Isa::avx2;
-#else
-constexpr Isa kIsa = Isa::sse4;
-#endif
-
-constexpr int kMr = gemm_tile_shape(kIsa).mr;
-constexpr int kNr = gemm_tile_shape(kIsa).nr;
-constexpr int kNv = kNr / kLanes;  // vectors per tile row
-static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per step");
-static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
-
-#define TOPS_CONV_INLINE inline __attribute__((always_inline))
-
-using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
-
 // acc (MR, NR) = sum over kk of A[i][kk] * b (kdim, NR) packed, where A row i
 // is rows[i][koff[kk]] (kIndexed) or rows[i][kk].
 template <bool kIndexed>
-TOPS_CONV_INLINE void micro_kernel(const float* const* rows, const int64_t* __restrict koff, int64_t kdim,
+TOPS_MICRO_INLINE void micro_kernel(const float* const* rows, const int64_t* __restrict koff, int64_t kdim,
                                    const float* __restrict b, Tile& acc) {
     const float* r[kMr];
 #pragma GCC unroll 32
@@ -88,7 +71,7 @@ TOPS_CONV_INLINE void micro_kernel(const float* const* rows, const int64_t* __re
 
 // The same over taps: A row i is rows[i][tap_off[t] + c] for each tap t and
 // c < run (a run of channels contiguous in xp), so no offset is loaded per step.
-TOPS_CONV_INLINE void micro_kernel_taps(const float* const* rows, const int64_t* __restrict tap_off, int64_t taps,
+TOPS_MICRO_INLINE void micro_kernel_taps(const float* const* rows, const int64_t* __restrict tap_off, int64_t taps,
                                         int64_t run, const float* __restrict b, Tile& acc) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {

@@ -34,29 +34,12 @@
 #include "cpu/gemm_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/activation_simd.hpp"
+#include "cpu/kernels/gemm_tile.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
-
-#if defined(TOPS_CPU_ISA_avx512)
-constexpr Isa kIsa = Isa::avx512;
-#elif defined(TOPS_CPU_ISA_avx2)
-constexpr Isa kIsa = Isa::avx2;
-#else
-constexpr Isa kIsa = Isa::sse4;
-#endif
-
-constexpr int kMr = gemm_tile_shape(kIsa).mr;
-constexpr int kNr = gemm_tile_shape(kIsa).nr;
-constexpr int kNv = kNr / kLanes;  // vectors per tile row
-static_assert(kNv * kLanes == kNr && kNv == 2, "the micro-kernel holds two B vectors per k step");
-static_assert(kMr * kNv + kNv + 1 <= (kIsa == Isa::avx512 ? 32 : 16), "register tile exceeds the register file");
-
-#define TOPS_GEMM_INLINE inline __attribute__((always_inline))
-
-using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
 
 // ------------------------------------------------------------------ packing
 
@@ -111,7 +94,7 @@ void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 constexpr int kPrefetchA = 8 * kMr;
 
 // acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed.
-TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc) {
+TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
@@ -136,7 +119,7 @@ TOPS_GEMM_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const 
 // Pulls the (MR, NR) tile at p (row stride rs, unit column stride) into L1
 // while the micro-kernel runs, so the epilogue does not wait on memory.
 template <class T>
-TOPS_GEMM_INLINE void prefetch_tile(const T* p, int64_t rs) {
+TOPS_MICRO_INLINE void prefetch_tile(const T* p, int64_t rs) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
         __builtin_prefetch(p + i * rs, 0, 3);
@@ -166,7 +149,7 @@ struct TileDest {
 
 // Full tile, unit column strides everywhere: vector loads and stores.
 template <tops_dtype_t OUT>
-TOPS_GEMM_INLINE void store_tile_vec(const Tile& acc, const TileDest<OUT>& t) {
+TOPS_MICRO_INLINE void store_tile_vec(const Tile& acc, const TileDest<OUT>& t) {
     const VecF alpha(t.alpha), beta(t.beta);
     VecF bias[kNv];
     for (int v = 0; v < kNv; ++v) bias[v] = t.bias ? load<OUT>(t.bias + v * kLanes) : VecF(0.0f);
