@@ -109,6 +109,27 @@ std::string status_text(tops_status_t status) {
     return std::string(tops_status_string(status)) + ": " + tops_last_error();
 }
 
+::testing::AssertionResult fails_with(tops_status_t got, tops_status_t want,
+                                      std::initializer_list<const char*> parts) {
+    const std::string msg = tops_last_error();
+    if (got != want) {
+        return ::testing::AssertionFailure() << "status " << tops_status_string(got) << " (\"" << msg
+                                             << "\"), expected " << tops_status_string(want);
+    }
+    if (msg.empty()) return ::testing::AssertionFailure() << tops_status_string(got) << " with an empty message";
+    for (const char* p : parts) {
+        if (msg.find(p) == std::string::npos) {
+            return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << p << "\"";
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult succeeds(tops_status_t got) {
+    if (got == TOPS_SUCCESS) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << status_text(got);
+}
+
 // ------------------------------------------------------------------ seeds
 
 uint64_t base_seed() {
@@ -251,6 +272,18 @@ std::vector<int64_t> make_strides(const std::vector<int64_t>& dims, Layout layou
             break;
     }
     return s;
+}
+
+tops_tensor_desc_t tensor_desc(tops_dtype_t dtype, std::vector<int64_t> dims, std::vector<int64_t> strides) {
+    tops_tensor_desc_t d{};
+    d.dtype = dtype;
+    d.rank = int32_t(dims.size());
+    if (strides.empty()) strides = make_strides(dims, Layout::Dense);
+    for (size_t i = 0; i < dims.size() && i < TOPS_MAX_RANK; ++i) {
+        d.dims[i] = dims[i];
+        d.strides[i] = strides[i];
+    }
+    return d;
 }
 
 std::string dims_text(const std::vector<int64_t>& dims, const char* sep) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,8 +37,24 @@ bool backend_ready(tops_backend_t backend, std::string* why);
         }                                                                           \
     } while (0)
 
+// Unknown enum values for the "unknown X" rules. C callers may pass any int,
+// but in C++ a value outside an enum's range (the smallest bit-field holding
+// its enumerators) is undefined behaviour that UBSan reports, so the tests
+// use values inside that range that name no enumerator.
+constexpr tops_dtype_t kUnknownDtype = static_cast<tops_dtype_t>(7);        // enumerators 0..6
+constexpr tops_backend_t kUnknownBackend = static_cast<tops_backend_t>(3);  // enumerators 0..2
+constexpr int kUnknownStatus = 0x7ff;                                       // enumerators up to 0x500
+
 // "TOPS_ERROR_BAD_SHAPE: softmax: x.dims[0] = -1 is negative"
 std::string status_text(tops_status_t status);
+
+// got == want, and tops_last_error() is not empty and contains every part
+// (the op, the argument, the offending value).
+::testing::AssertionResult fails_with(tops_status_t got, tops_status_t want,
+                                      std::initializer_list<const char*> parts);
+
+// got == TOPS_SUCCESS; a failure shows status_text(got).
+::testing::AssertionResult succeeds(tops_status_t got);
 
 // RAII owners of the opaque handles.
 struct ContextHandle {
@@ -103,6 +120,11 @@ enum class Layout {
 
 const char* layout_label(Layout layout);
 std::vector<int64_t> make_strides(const std::vector<int64_t>& dims, Layout layout);
+
+// A descriptor of dims (at most TOPS_MAX_RANK are stored), dense row-major
+// when strides is empty. Filled field by field, so validation tests can also
+// describe tensors that tops_tensor_desc_init refuses.
+tops_tensor_desc_t tensor_desc(tops_dtype_t dtype, std::vector<int64_t> dims, std::vector<int64_t> strides = {});
 
 // Calls f(idx) for every multi-index of dims in row-major order (once for
 // rank 0, never when a dim is 0). idx has dims.size() entries.

@@ -40,6 +40,7 @@ using tops_test::Layout;
 using tops_test::OpHandle;
 using tops_test::Tensor;
 using tops_test::status_text;
+using tops_test::tensor_desc;
 
 // How a [B, S, H, D] (or varlen [T, H, D]) tensor is stored.
 enum class Storage {
@@ -587,20 +588,9 @@ TEST_P(AttentionMemoryTest, DecodeWorkspaceIndependentOfKeys) {
         ContextHandle ctx;
         ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
         // Descriptors only: nothing is allocated or executed.
-        auto dense = [dt](std::vector<int64_t> dims) {
-            tops_tensor_desc_t t{};
-            t.dtype = dt;
-            t.rank = int32_t(dims.size());
-            const std::vector<int64_t> st = tops_test::make_strides(dims, Layout::Dense);
-            for (size_t k = 0; k < dims.size(); ++k) {
-                t.dims[k] = dims[k];
-                t.strides[k] = st[k];
-            }
-            return t;
-        };
         tops_attention_desc_t desc = tops_attention_desc_default();
-        desc.q = desc.o = dense({B, 1, H, D});
-        desc.k = desc.v = dense({B, keys[i], H, D});
+        desc.q = desc.o = tensor_desc(dt, {B, 1, H, D});
+        desc.k = desc.v = tensor_desc(dt, {B, keys[i], H, D});
         OpHandle op;
         ASSERT_EQ(tops_attention_create(ctx.ctx, &desc, &op.op), TOPS_SUCCESS) << tops_last_error();
         ASSERT_EQ(tops_op_workspace_size(op.op, &ws[i]), TOPS_SUCCESS);
@@ -628,11 +618,6 @@ struct ValidDesc {
     }
 };
 
-tops_tensor_desc_t tdesc(tops_dtype_t dt, std::vector<int64_t> dims, std::vector<int64_t> strides = {}) {
-    if (strides.empty()) strides = tops_test::make_strides(dims, Layout::Dense);
-    return Tensor::make(dt, dims, strides).desc();
-}
-
 struct Rule {
     const char* name;
     void (*mutate)(tops_attention_desc_t&);
@@ -641,9 +626,9 @@ struct Rule {
 };
 
 void varlen_base(tops_attention_desc_t& d) {
-    d.q = d.o = tdesc(TOPS_DTYPE_F16, {10, 4, 8});
-    d.k = d.v = tdesc(TOPS_DTYPE_F16, {12, 2, 8});
-    d.cu_seqlens_q = d.cu_seqlens_k = tdesc(TOPS_DTYPE_I32, {3});
+    d.q = d.o = tensor_desc(TOPS_DTYPE_F16, {10, 4, 8});
+    d.k = d.v = tensor_desc(TOPS_DTYPE_F16, {12, 2, 8});
+    d.cu_seqlens_q = d.cu_seqlens_k = tensor_desc(TOPS_DTYPE_I32, {3});
     d.max_seqlen_q = 10;
     d.max_seqlen_k = 12;
 }
@@ -657,28 +642,28 @@ const Rule kRules[] = {
     {"v_dtype_mismatch", [](tops_attention_desc_t& d) { d.v.dtype = TOPS_DTYPE_BF16; }, TOPS_ERROR_BAD_DTYPE, "v.dtype"},
     {"o_dtype_mismatch", [](tops_attention_desc_t& d) { d.o.dtype = TOPS_DTYPE_F16; }, TOPS_ERROR_BAD_DTYPE, "o.dtype"},
     {"q_negative_dim", [](tops_attention_desc_t& d) { d.q.dims[1] = -5; }, TOPS_ERROR_BAD_SHAPE, "q.dims[1]"},
-    {"q_rank", [](tops_attention_desc_t& d) { d.q = d.o = tdesc(TOPS_DTYPE_F32, {2, 5, 32}); }, TOPS_ERROR_BAD_RANK, "q.rank"},
-    {"k_head_dim", [](tops_attention_desc_t& d) { d.k = d.v = tdesc(TOPS_DTYPE_F32, {2, 7, 2, 16}); }, TOPS_ERROR_BAD_SHAPE,
+    {"q_rank", [](tops_attention_desc_t& d) { d.q = d.o = tensor_desc(TOPS_DTYPE_F32, {2, 5, 32}); }, TOPS_ERROR_BAD_RANK, "q.rank"},
+    {"k_head_dim", [](tops_attention_desc_t& d) { d.k = d.v = tensor_desc(TOPS_DTYPE_F32, {2, 7, 2, 16}); }, TOPS_ERROR_BAD_SHAPE,
      "k head_dim"},
-    {"o_dims", [](tops_attention_desc_t& d) { d.o = tdesc(TOPS_DTYPE_F32, {2, 6, 4, 8}); }, TOPS_ERROR_BAD_SHAPE, "o's dims"},
-    {"v_dims", [](tops_attention_desc_t& d) { d.v = tdesc(TOPS_DTYPE_F32, {2, 6, 2, 8}); }, TOPS_ERROR_BAD_SHAPE, "v.dims[1]"},
-    {"heads_not_multiple", [](tops_attention_desc_t& d) { d.k = d.v = tdesc(TOPS_DTYPE_F32, {2, 7, 3, 8}); },
+    {"o_dims", [](tops_attention_desc_t& d) { d.o = tensor_desc(TOPS_DTYPE_F32, {2, 6, 4, 8}); }, TOPS_ERROR_BAD_SHAPE, "o's dims"},
+    {"v_dims", [](tops_attention_desc_t& d) { d.v = tensor_desc(TOPS_DTYPE_F32, {2, 6, 2, 8}); }, TOPS_ERROR_BAD_SHAPE, "v.dims[1]"},
+    {"heads_not_multiple", [](tops_attention_desc_t& d) { d.k = d.v = tensor_desc(TOPS_DTYPE_F32, {2, 7, 3, 8}); },
      TOPS_ERROR_BAD_SHAPE, "heads"},
     {"head_dim_zero", [](tops_attention_desc_t& d) {
-         d.q = d.o = tdesc(TOPS_DTYPE_F32, {2, 5, 4, 0});
-         d.k = d.v = tdesc(TOPS_DTYPE_F32, {2, 7, 2, 0});
+         d.q = d.o = tensor_desc(TOPS_DTYPE_F32, {2, 5, 4, 0});
+         d.k = d.v = tensor_desc(TOPS_DTYPE_F32, {2, 7, 2, 0});
      }, TOPS_ERROR_BAD_SHAPE, "head_dim"},
-    {"k_batch", [](tops_attention_desc_t& d) { d.k = d.v = tdesc(TOPS_DTYPE_F32, {3, 7, 2, 8}); }, TOPS_ERROR_BAD_SHAPE,
+    {"k_batch", [](tops_attention_desc_t& d) { d.k = d.v = tensor_desc(TOPS_DTYPE_F32, {3, 7, 2, 8}); }, TOPS_ERROR_BAD_SHAPE,
      "k batch"},
     {"o_overlap", [](tops_attention_desc_t& d) { d.o.strides[1] = 0; }, TOPS_ERROR_BAD_STRIDE, "attention: o"},
-    {"lse_dtype", [](tops_attention_desc_t& d) { d.lse = tdesc(TOPS_DTYPE_F16, {2, 4, 5}); }, TOPS_ERROR_BAD_DTYPE, "lse.dtype"},
-    {"lse_dims", [](tops_attention_desc_t& d) { d.lse = tdesc(TOPS_DTYPE_F32, {2, 5, 4}); }, TOPS_ERROR_BAD_SHAPE, "lse"},
-    {"lse_rank", [](tops_attention_desc_t& d) { d.lse = tdesc(TOPS_DTYPE_F32, {2, 20}); }, TOPS_ERROR_BAD_RANK, "lse"},
-    {"lse_overlap", [](tops_attention_desc_t& d) { d.lse = tdesc(TOPS_DTYPE_F32, {2, 4, 5}, {20, 0, 1}); },
+    {"lse_dtype", [](tops_attention_desc_t& d) { d.lse = tensor_desc(TOPS_DTYPE_F16, {2, 4, 5}); }, TOPS_ERROR_BAD_DTYPE, "lse.dtype"},
+    {"lse_dims", [](tops_attention_desc_t& d) { d.lse = tensor_desc(TOPS_DTYPE_F32, {2, 5, 4}); }, TOPS_ERROR_BAD_SHAPE, "lse"},
+    {"lse_rank", [](tops_attention_desc_t& d) { d.lse = tensor_desc(TOPS_DTYPE_F32, {2, 20}); }, TOPS_ERROR_BAD_RANK, "lse"},
+    {"lse_overlap", [](tops_attention_desc_t& d) { d.lse = tensor_desc(TOPS_DTYPE_F32, {2, 4, 5}, {20, 0, 1}); },
      TOPS_ERROR_BAD_STRIDE, "attention: lse"},
-    {"seqlens_k_dtype", [](tops_attention_desc_t& d) { d.seqlens_k = tdesc(TOPS_DTYPE_F32, {2}); }, TOPS_ERROR_BAD_DTYPE,
+    {"seqlens_k_dtype", [](tops_attention_desc_t& d) { d.seqlens_k = tensor_desc(TOPS_DTYPE_F32, {2}); }, TOPS_ERROR_BAD_DTYPE,
      "seqlens_k.dtype"},
-    {"seqlens_k_shape", [](tops_attention_desc_t& d) { d.seqlens_k = tdesc(TOPS_DTYPE_I32, {3}); }, TOPS_ERROR_BAD_SHAPE,
+    {"seqlens_k_shape", [](tops_attention_desc_t& d) { d.seqlens_k = tensor_desc(TOPS_DTYPE_I32, {3}); }, TOPS_ERROR_BAD_SHAPE,
      "seqlens_k"},
     {"flags", [](tops_attention_desc_t& d) { d.flags = 0x10; }, TOPS_ERROR_INVALID_ARGUMENT, "flags"},
     {"window_left", [](tops_attention_desc_t& d) { d.window_left = -2; }, TOPS_ERROR_INVALID_ARGUMENT, "window"},
@@ -697,23 +682,23 @@ const Rule kRules[] = {
          d.cu_seqlens_q = tops_tensor_desc_t{};
      }, TOPS_ERROR_INVALID_ARGUMENT, "cu_seqlens_q"},
     {"varlen_rank", [](tops_attention_desc_t& d) {
-         d.cu_seqlens_q = d.cu_seqlens_k = tdesc(TOPS_DTYPE_I32, {3});
+         d.cu_seqlens_q = d.cu_seqlens_k = tensor_desc(TOPS_DTYPE_I32, {3});
      }, TOPS_ERROR_BAD_RANK, "q.rank"},
     {"cu_seqlens_q_dtype", [](tops_attention_desc_t& d) {
          varlen_base(d);
-         d.cu_seqlens_q = tdesc(TOPS_DTYPE_U8, {3});
+         d.cu_seqlens_q = tensor_desc(TOPS_DTYPE_U8, {3});
      }, TOPS_ERROR_BAD_DTYPE, "cu_seqlens_q.dtype"},
     {"cu_seqlens_k_length", [](tops_attention_desc_t& d) {
          varlen_base(d);
-         d.cu_seqlens_k = tdesc(TOPS_DTYPE_I32, {4});
+         d.cu_seqlens_k = tensor_desc(TOPS_DTYPE_I32, {4});
      }, TOPS_ERROR_BAD_SHAPE, "cu_seqlens_k"},
     {"cu_seqlens_q_rank", [](tops_attention_desc_t& d) {
          varlen_base(d);
-         d.cu_seqlens_q = tdesc(TOPS_DTYPE_I32, {1, 3});
+         d.cu_seqlens_q = tensor_desc(TOPS_DTYPE_I32, {1, 3});
      }, TOPS_ERROR_BAD_SHAPE, "cu_seqlens_q"},
     {"varlen_seqlens_k", [](tops_attention_desc_t& d) {
          varlen_base(d);
-         d.seqlens_k = tdesc(TOPS_DTYPE_I32, {2});
+         d.seqlens_k = tensor_desc(TOPS_DTYPE_I32, {2});
      }, TOPS_ERROR_INVALID_ARGUMENT, "seqlens_k"},
     {"max_seqlen_q_range", [](tops_attention_desc_t& d) {
          varlen_base(d);
@@ -725,7 +710,7 @@ const Rule kRules[] = {
      }, TOPS_ERROR_BAD_SHAPE, "max_seqlen_k"},
     {"varlen_lse_dims", [](tops_attention_desc_t& d) {
          varlen_base(d);
-         d.lse = tdesc(TOPS_DTYPE_F32, {10, 4});
+         d.lse = tensor_desc(TOPS_DTYPE_F32, {10, 4});
      }, TOPS_ERROR_BAD_SHAPE, "lse"},
 };
 

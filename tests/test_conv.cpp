@@ -386,25 +386,7 @@ INSTANTIATE_TEST_SUITE_P(All, ConvTest,
 
 // ------------------------------------------------------------------ validation
 
-::testing::AssertionResult fails_with(tops_status_t got, tops_status_t want, std::initializer_list<const char*> parts) {
-    const std::string msg = tops_last_error();
-    if (got != want) {
-        return ::testing::AssertionFailure() << "status " << tops_status_string(got) << " (\"" << msg
-                                             << "\"), expected " << tops_status_string(want);
-    }
-    for (const char* part : parts) {
-        if (msg.find(part) == std::string::npos) {
-            return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << part << "\"";
-        }
-    }
-    return ::testing::AssertionSuccess();
-}
-
-tops_tensor_desc_t dense(tops_dtype_t dtype, std::vector<int64_t> dims) {
-    tops_tensor_desc_t d{};
-    EXPECT_EQ(tops_tensor_desc_init(&d, dtype, int32_t(dims.size()), dims.data(), nullptr), TOPS_SUCCESS);
-    return d;
-}
+using tops_test::fails_with;
 
 class CapiConv : public ::testing::Test {
 protected:
@@ -413,9 +395,9 @@ protected:
     // x [2, 4, 9, 8] * w [6, 4, 3, 3], pad 1 -> y [2, 6, 9, 8], f32 NCHW.
     static tops_conv2d_desc_t desc() {
         tops_conv2d_desc_t d = tops_conv2d_desc_default();
-        d.x = dense(TOPS_DTYPE_F32, {2, 4, 9, 8});
-        d.w = dense(TOPS_DTYPE_F32, {6, 4, 3, 3});
-        d.y = dense(TOPS_DTYPE_F32, {2, 6, 9, 8});
+        d.x = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 4, 9, 8});
+        d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 4, 3, 3});
+        d.y = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 6, 9, 8});
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
         return d;
     }
@@ -432,7 +414,7 @@ protected:
 TEST_F(CapiConv, ValidDescriptorsAreAccepted) {
     tops_conv2d_desc_t d = desc();
     EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
-    d.bias = dense(TOPS_DTYPE_F32, {6});
+    d.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {6});
     d.residual = d.y;
     d.act = TOPS_ACT_SILU;
     d.flags = TOPS_CONV_ALLOW_TF32;
@@ -440,15 +422,15 @@ TEST_F(CapiConv, ValidDescriptorsAreAccepted) {
     d = desc();
     d.layout = TOPS_CONV_NHWC;
     d.filter_layout = TOPS_CONV_FILTER_KRSC;
-    d.x = dense(TOPS_DTYPE_BF16, {2, 9, 8, 4});
-    d.w = dense(TOPS_DTYPE_BF16, {8, 3, 3, 2});
-    d.y = dense(TOPS_DTYPE_BF16, {2, 5, 4, 8});
+    d.x = tops_test::tensor_desc(TOPS_DTYPE_BF16, {2, 9, 8, 4});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_BF16, {8, 3, 3, 2});
+    d.y = tops_test::tensor_desc(TOPS_DTYPE_BF16, {2, 5, 4, 8});
     d.groups = 2;
     d.stride_h = d.stride_w = 2;
     EXPECT_EQ(create(d), TOPS_SUCCESS) << tops_last_error();
     d = desc();  // depthwise, no padding, dilation 2: 9 - 4 = 5, 8 - 4 = 4
-    d.w = dense(TOPS_DTYPE_F32, {4, 1, 3, 3});
-    d.y = dense(TOPS_DTYPE_F32, {2, 4, 5, 4});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 1, 3, 3});
+    d.y = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 4, 5, 4});
     d.groups = 4;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 0;
     d.dilation_h = d.dilation_w = 2;
@@ -463,8 +445,8 @@ TEST_F(CapiConv, OutputDims) {
     // NHWC x [1, 224, 224, 3], KRSC w [64, 7, 7, 3], stride 2, pad 3 -> [1, 112, 112, 64]
     d.layout = TOPS_CONV_NHWC;
     d.filter_layout = TOPS_CONV_FILTER_KRSC;
-    d.x = dense(TOPS_DTYPE_F16, {1, 224, 224, 3});
-    d.w = dense(TOPS_DTYPE_F16, {64, 7, 7, 3});
+    d.x = tops_test::tensor_desc(TOPS_DTYPE_F16, {1, 224, 224, 3});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F16, {64, 7, 7, 3});
     d.y = tops_tensor_desc_t{};  // not read
     d.stride_h = d.stride_w = 2;
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 3;
@@ -472,8 +454,8 @@ TEST_F(CapiConv, OutputDims) {
     EXPECT_EQ(std::vector<int64_t>(dims, dims + 4), (std::vector<int64_t>{1, 112, 112, 64}));
     // asymmetric padding, dilation 3, stride 2x3: H (10 + 0 + 2 - 7) / 2 + 1 = 3, W (11 + 1 + 0 - 4) / 3 + 1 = 3
     d = desc();
-    d.x = dense(TOPS_DTYPE_F32, {1, 2, 10, 11});
-    d.w = dense(TOPS_DTYPE_F32, {5, 2, 3, 2});
+    d.x = tops_test::tensor_desc(TOPS_DTYPE_F32, {1, 2, 10, 11});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {5, 2, 3, 2});
     d.pad_top = 0, d.pad_bottom = 2, d.pad_left = 1, d.pad_right = 0;
     d.dilation_h = d.dilation_w = 3;
     d.stride_h = 2, d.stride_w = 3;
@@ -503,16 +485,16 @@ TEST_F(CapiConv, StructSizeEnumsAndTensors) {
     d.w.strides[0] = -1;
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_STRIDE, {"conv2d: w", "negative"}));
     d = desc();
-    d.x = dense(TOPS_DTYPE_F32, {4, 9, 8});
+    d.x = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 9, 8});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: x.rank 3", "must be 4"}));
     d = desc();
-    d.w = dense(TOPS_DTYPE_F32, {6, 4, 3, 3, 1});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 4, 3, 3, 1});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: w.rank 5"}));
     d = desc();
-    d.y = dense(TOPS_DTYPE_F32, {2, 6, 72});
+    d.y = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 6, 72});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: y.rank 3"}));
     d = desc();
-    d.residual = dense(TOPS_DTYPE_F32, {2, 6, 72});
+    d.residual = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 6, 72});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_RANK, {"conv2d: residual.rank 3"}));
     d = desc();
     d.y.strides[3] = 0;  // every column of a row at one address
@@ -530,7 +512,7 @@ TEST_F(CapiConv, Dtypes) {
     d.y.dtype = TOPS_DTYPE_BF16;
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: y.dtype bf16", "differs"}));
     d = desc();
-    d.bias = dense(TOPS_DTYPE_F16, {6});
+    d.bias = tops_test::tensor_desc(TOPS_DTYPE_F16, {6});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_DTYPE, {"conv2d: bias.dtype f16", "differs"}));
     d = desc();
     d.residual = d.y;
@@ -570,36 +552,36 @@ TEST_F(CapiConv, Shapes) {
     d.groups = 3;  // C = 4
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: x has C = 4", "groups = 3"}));
     d = desc();
-    d.x = dense(TOPS_DTYPE_F32, {2, 8, 9, 8});
-    d.w = dense(TOPS_DTYPE_F32, {6, 2, 3, 3});
+    d.x = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 8, 9, 8});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 2, 3, 3});
     d.groups = 4;  // K = 6
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has K = 6", "groups = 4"}));
     d = desc();
-    d.w = dense(TOPS_DTYPE_F32, {6, 2, 3, 3});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 2, 3, 3});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has 2 input channels", "C / groups = 4 / 1 = 4"}));
     d = desc();
-    d.w = dense(TOPS_DTYPE_F32, {6, 4, 0, 3});
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 4, 0, 3});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w's kernel R x S = 0 x 3"}));
     d = desc();
-    d.w = dense(TOPS_DTYPE_F32, {6, 4, 12, 3});  // 12 > 9 + 1 + 1
+    d.w = tops_test::tensor_desc(TOPS_DTYPE_F32, {6, 4, 12, 3});  // 12 > 9 + 1 + 1
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: dilated kernel height 12", "padded input height 11"}));
     d = desc();
     d.dilation_w = 5;  // 2 * 5 + 1 = 11 > 8 + 2
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: dilated kernel width 11", "padded input width 10"}));
     d = desc();
-    d.y = dense(TOPS_DTYPE_F32, {2, 6, 9, 9});
+    d.y = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 6, 9, 9});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: y.dims [2,6,9,9]", "output [2,6,9,8]"}));
     d = desc();
     d.layout = TOPS_CONV_NHWC;  // x read as [N, H, W, C] = [2, 4, 9, 8]: C = 8 mismatches w
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: w has 4 input channels", "C / groups = 8"}));
     d = desc();
-    d.bias = dense(TOPS_DTYPE_F32, {4});
+    d.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {4});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: bias must be [K] = [6]"}));
     d = desc();
-    d.bias = dense(TOPS_DTYPE_F32, {1, 6});
+    d.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {1, 6});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: bias must be [K]", "rank 2"}));
     d = desc();
-    d.residual = dense(TOPS_DTYPE_F32, {2, 6, 8, 9});
+    d.residual = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 6, 8, 9});
     EXPECT_TRUE(fails_with(create(d), TOPS_ERROR_BAD_SHAPE, {"conv2d: residual.dims [2,6,8,9]", "y.dims [2,6,9,8]"}));
     d = desc();
     d.x.dims[2] = int64_t(1) << 62;  // extent overflow

@@ -333,31 +333,7 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
 
 // ------------------------------------------------------------------ validation
 
-::testing::AssertionResult fails_with(tops_status_t got, tops_status_t want, std::initializer_list<const char*> parts) {
-    const std::string msg = tops_last_error();
-    if (got != want) {
-        return ::testing::AssertionFailure() << "status " << tops_status_string(got) << " (\"" << msg
-                                             << "\"), expected " << tops_status_string(want);
-    }
-    for (const char* part : parts) {
-        if (msg.find(part) == std::string::npos) {
-            return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << part << "\"";
-        }
-    }
-    return ::testing::AssertionSuccess();
-}
-
-tops_tensor_desc_t mat(tops_dtype_t dtype, std::vector<int64_t> dims) {
-    tops_tensor_desc_t d{};
-    d.dtype = dtype;
-    d.rank = int32_t(dims.size());
-    const std::vector<int64_t> s = tops_test::make_strides(dims, Layout::Dense);
-    for (size_t i = 0; i < dims.size(); ++i) {
-        d.dims[i] = dims[i];
-        d.strides[i] = s[i];
-    }
-    return d;
-}
+using tops_test::fails_with;
 
 class CapiGemm : public ::testing::Test {
 protected:
@@ -366,9 +342,9 @@ protected:
     // A [4, 5] @ B [5, 6] -> D [4, 6], f32.
     static tops_gemm_desc_t desc() {
         tops_gemm_desc_t g = tops_gemm_desc_default();
-        g.a = mat(TOPS_DTYPE_F32, {4, 5});
-        g.b = mat(TOPS_DTYPE_F32, {5, 6});
-        g.d = mat(TOPS_DTYPE_F32, {4, 6});
+        g.a = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 5});
+        g.b = tops_test::tensor_desc(TOPS_DTYPE_F32, {5, 6});
+        g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 6});
         return g;
     }
 
@@ -386,15 +362,15 @@ TEST_F(CapiGemm, ValidDescriptorsAreAccepted) {
     EXPECT_EQ(create(g), TOPS_SUCCESS) << tops_last_error();
     g.c = g.d;
     g.beta = 1.0f;
-    g.bias = mat(TOPS_DTYPE_F32, {6});
+    g.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {6});
     g.act = TOPS_ACT_GELU_TANH;
     EXPECT_EQ(create(g), TOPS_SUCCESS) << tops_last_error();
     g = desc();
-    g.a = mat(TOPS_DTYPE_BF16, {5, 4});
+    g.a = tops_test::tensor_desc(TOPS_DTYPE_BF16, {5, 4});
     g.trans_a = 1;
-    g.b = mat(TOPS_DTYPE_BF16, {3, 6, 5});
+    g.b = tops_test::tensor_desc(TOPS_DTYPE_BF16, {3, 6, 5});
     g.trans_b = 1;
-    g.d = mat(TOPS_DTYPE_F32, {3, 4, 6});
+    g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 4, 6});
     EXPECT_EQ(create(g), TOPS_SUCCESS) << tops_last_error();
     EXPECT_NE(std::string(tops_op_kernel_name(op_.op)).find("gemm_bf16_f32out_"), std::string::npos)
         << tops_op_kernel_name(op_.op);
@@ -411,13 +387,13 @@ TEST_F(CapiGemm, StructSizeAndTensors) {
     g.b.strides[1] = -1;
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_STRIDE, {"gemm: b", "negative"}));
     g = desc();
-    g.a = mat(TOPS_DTYPE_F32, {2, 2, 4, 5});
+    g.a = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 2, 4, 5});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_RANK, {"gemm: a.rank 4", "2 or 3"}));
     g = desc();
-    g.b = mat(TOPS_DTYPE_F32, {30});
+    g.b = tops_test::tensor_desc(TOPS_DTYPE_F32, {30});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_RANK, {"gemm: b.rank 1"}));
     g = desc();
-    g.d = mat(TOPS_DTYPE_F32, {24});
+    g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {24});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_RANK, {"gemm: d.rank 1"}));
     g = desc();
     g.d.strides[0] = 1;  // rows overlap
@@ -439,50 +415,50 @@ TEST_F(CapiGemm, Dtypes) {
     g.d.dtype = TOPS_DTYPE_BF16;
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_DTYPE, {"gemm: d.dtype", "bf16"}));
     g = desc();
-    g.c = mat(TOPS_DTYPE_F16, {4, 6});
+    g.c = tops_test::tensor_desc(TOPS_DTYPE_F16, {4, 6});
     g.beta = 1.0f;
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_DTYPE, {"gemm: c.dtype", "differs"}));
     g = desc();
-    g.bias = mat(TOPS_DTYPE_BF16, {6});
+    g.bias = tops_test::tensor_desc(TOPS_DTYPE_BF16, {6});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_DTYPE, {"gemm: bias.dtype", "differs"}));
 }
 
 TEST_F(CapiGemm, Shapes) {
     tops_gemm_desc_t g = desc();
-    g.a = mat(TOPS_DTYPE_F32, {3, 5});
+    g.a = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 5});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: op(a) has 3 rows", "d has 4"}));
     g = desc();
-    g.b = mat(TOPS_DTYPE_F32, {5, 7});
+    g.b = tops_test::tensor_desc(TOPS_DTYPE_F32, {5, 7});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: op(b) has 7 columns", "d has 6"}));
     g = desc();
-    g.b = mat(TOPS_DTYPE_F32, {4, 6});
+    g.b = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 6});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"op(a) has 5 columns", "op(b) has 4 rows"}));
     g = desc();
     g.trans_a = 1;  // op(a) becomes [5, 4]
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"op(a) has 5 rows"}));
     g = desc();
-    g.a = mat(TOPS_DTYPE_F32, {2, 4, 5});
-    g.d = mat(TOPS_DTYPE_F32, {3, 4, 6});
+    g.a = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 4, 5});
+    g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 4, 6});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: a batch 2", "d's batch 3"}));
     g = desc();
-    g.b = mat(TOPS_DTYPE_F32, {2, 5, 6});
-    g.d = mat(TOPS_DTYPE_F32, {3, 4, 6});
+    g.b = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 5, 6});
+    g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 4, 6});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: b batch 2"}));
     g = desc();
-    g.c = mat(TOPS_DTYPE_F32, {4, 5});
+    g.c = tops_test::tensor_desc(TOPS_DTYPE_F32, {4, 5});
     g.beta = 1.0f;
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: c is 4x5", "d is 4x6"}));
     g = desc();
-    g.c = mat(TOPS_DTYPE_F32, {2, 4, 6});
-    g.d = mat(TOPS_DTYPE_F32, {3, 4, 6});
-    g.a = mat(TOPS_DTYPE_F32, {3, 4, 5});
+    g.c = tops_test::tensor_desc(TOPS_DTYPE_F32, {2, 4, 6});
+    g.d = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 4, 6});
+    g.a = tops_test::tensor_desc(TOPS_DTYPE_F32, {3, 4, 5});
     g.beta = 1.0f;
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: c batch 2"}));
     g = desc();
-    g.bias = mat(TOPS_DTYPE_F32, {4});
+    g.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {4});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: bias must be [N] = [6]"}));
     g = desc();
-    g.bias = mat(TOPS_DTYPE_F32, {1, 6});
+    g.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {1, 6});
     EXPECT_TRUE(fails_with(create(g), TOPS_ERROR_BAD_SHAPE, {"gemm: bias", "rank 2"}));
 }
 
@@ -507,7 +483,7 @@ TEST_F(CapiGemm, ScalarsActivationFlagsAndC) {
 
 TEST_F(CapiGemm, ExecuteArgumentsAndWorkspace) {
     tops_gemm_desc_t g = desc();
-    g.bias = mat(TOPS_DTYPE_F32, {6});
+    g.bias = tops_test::tensor_desc(TOPS_DTYPE_F32, {6});
     ASSERT_EQ(create(g), TOPS_SUCCESS) << tops_last_error();
     std::vector<float> a(20, 1.0f), b(30, 1.0f), d(24, 0.0f), bias(6, 0.5f);
     size_t ws_bytes = 0;
