@@ -7,11 +7,12 @@
 #      (skipped with TOPS_PREBUILT=1 when BUILD_DIR already holds a build),
 #   2. per S: bert_encoder --graph (verified against the CPU backend in f32 on
 #      4 sequences), the same with --pack-once (tokens stay packed across
-#      layers; informational), then bench/bert_torch.py on the same weights
-#      and lengths.
+#      layers; informational) and with TOPS_GEMM_AUTOTUNE=1, then
+#      bench/bert_torch.py on the same weights and lengths.
 # Every step runs under a timeout and logs to OUT_DIR/bert-gpu.log; the results
 # of every step go to OUT_DIR/bert-gpu.json (also when a step fails), with
-# tops-S<n>.json, tops-S<n>-pack-once.json and torch-S<n>.json beside it.
+# tops-S<n>.json, tops-S<n>-pack-once.json, tops-S<n>-autotune.json and
+# torch-S<n>.json beside it.
 # About 6-9 minutes on one H100 (build 2-4, torch.compile most of the rest).
 # Exit status 0 when every step passed.
 #
@@ -85,6 +86,10 @@ if [[ $built == 1 && -x "$exe" ]]; then
         # Informational: the tokens stay packed across layers (unpad once, pad once).
         step "tops-S$s-pack-once" 240 "$exe" "${common[@]}" --iters "$iters" --warmup 3 --graph --pack-once \
             --json "$out/tops-S$s-pack-once.json"
+        # The specified layer again with each GEMM's cuBLASLt algorithm timed at op creation
+        # (TOPS_GEMM_AUTOTUNE=1, the counterpart of cudnn.benchmark); its output is verified too.
+        step "tops-S$s-autotune" 240 env TOPS_GEMM_AUTOTUNE=1 "$exe" "${common[@]}" --iters "$iters" --warmup 3 \
+            --graph --json "$out/tops-S$s-autotune.json"
         torch_args=(--tops-json "$out/tops-S$s.json" --tops-output "$build/tops-S$s.f32" --iters "$iters"
                     --json "$out/torch-S$s.json")
         [[ "${TOPS_BERT_NO_COMPILE:-0}" == 1 ]] && torch_args+=(--no-compile)
@@ -113,11 +118,12 @@ def load(name):
         return None
 summary = {"machine": open(os.path.join(out, "machine.txt")).read(), "steps": json.loads("[" + steps + "]"),
            "failed": failed, "runs": {}}
-print(f"{'S':>5} {'tokens':>7} {'tops ms':>9} {'graph ms':>9} {'packed1 ms':>10} {'eager ms':>9} {'compile ms':>10} "
-      f"{'x eager':>8} {'x compile':>9} {'tops err':>9} {'agree':>6}")
+print(f"{'S':>5} {'tokens':>7} {'tops ms':>9} {'graph ms':>9} {'packed1 ms':>10} {'tuned ms':>9} {'eager ms':>9} "
+      f"{'compile ms':>10} {'x eager':>8} {'x compile':>9} {'tuned x eager':>13} {'tops err':>9} {'agree':>6}")
 for s in seqs:
     t, p, q = load(f"tops-S{s}.json"), load(f"torch-S{s}.json"), load(f"tops-S{s}-pack-once.json")
-    summary["runs"][s] = {"tops": t, "torch": p, "tops_pack_once": q}
+    a = load(f"tops-S{s}-autotune.json")
+    summary["runs"][s] = {"tops": t, "torch": p, "tops_pack_once": q, "tops_autotune": a}
     if not t and not p:
         print(f"{s:>5} (no results)")
         continue
@@ -128,10 +134,13 @@ for s in seqs:
     tops_ms, graph_ms = g(t, "total_ms"), g(t, "graph_ms")
     eager, comp = g(p, "eager_ms"), g(p, "compile_ms")
     best = min(v for v in (tops_ms, graph_ms) if v is not None) if (tops_ms or graph_ms) else None
+    tuned = [v for v in (g(a, "total_ms"), g(a, "graph_ms")) if isinstance(v, (int, float)) and v > 0]
+    tuned = min(tuned) if tuned else None
     fmt = lambda v, f="9.3f": format(v, f) if isinstance(v, (int, float)) else "-"
     print(f"{s:>5} {fmt(g(t, 'tokens'), '7d')} {fmt(tops_ms)} {fmt(graph_ms)} {fmt(g(q, 'graph_ms'), '10.3f')} "
-          f"{fmt(eager)} {fmt(comp, '10.3f')} "
+          f"{fmt(tuned)} {fmt(eager)} {fmt(comp, '10.3f')} "
           f"{fmt(eager / best if eager and best else None, '8.2f')} {fmt(comp / best if comp and best else None, '9.2f')} "
+          f"{fmt(eager / tuned if eager and tuned else None, '13.2f')} "
           f"{fmt(g(p, 'tops_vs_eager', 'rel_fro_err'), '9.2e')} {str(g(p, 'agree')):>6}")
 with open(os.path.join(out, "bert-gpu.json"), "w") as f:
     json.dump(summary, f, indent=2)
