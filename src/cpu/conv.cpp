@@ -94,6 +94,21 @@ private:
     std::string name_;
 };
 
+// The epilogue arguments of a direct / depthwise kernel: y, residual, bias, act.
+void set_epilogue(const ConvParams& p, const ArgTable& args, ConvEpilogueArgs* e) {
+    e->y = args.out(TOPS_ARG_Y);
+    std::memcpy(e->ys, p.y.strides, sizeof(e->ys));
+    if (p.residual.present()) {
+        e->res = args.in(TOPS_ARG_RESIDUAL);
+        std::memcpy(e->rs, p.residual.strides, sizeof(e->rs));
+    }
+    if (p.bias.present()) {
+        e->bias = args.in(TOPS_ARG_BIAS);
+        e->bias_s = p.bias.strides[0];
+    }
+    e->act = p.act;
+}
+
 // ------------------------------------------------------------------ 1x1 as GEMM
 
 bool is_plain_gemm(const ConvParams& p) {
@@ -308,17 +323,7 @@ public:
             g.wrows = filt;
             g.w_row = kdim_;
         }
-        g.y = args.out(TOPS_ARG_Y);
-        std::memcpy(g.ys, p_.y.strides, sizeof(g.ys));
-        if (p_.residual.present()) {
-            g.res = args.in(TOPS_ARG_RESIDUAL);
-            std::memcpy(g.rs, p_.residual.strides, sizeof(g.rs));
-        }
-        if (p_.bias.present()) {
-            g.bias = args.in(TOPS_ARG_BIAS);
-            g.bias_s = p_.bias.strides[0];
-        }
-        g.act = p_.act;
+        set_epilogue(p_, args, &g);
         g.rows_block = rows_block_;
         g.cols_block = cols_block_;
         g.col_bufs = reinterpret_cast<float*>(ws + cols_offset_);
@@ -400,17 +405,7 @@ public:
         float* wt = reinterpret_cast<float*>(ws + filter_offset_);
         conv_stage_filter_taps(p_, args.in(TOPS_ARG_W), wt, threads);
         g.wt = wt;
-        g.y = args.out(TOPS_ARG_Y);
-        std::memcpy(g.ys, p_.y.strides, sizeof(g.ys));
-        if (p_.residual.present()) {
-            g.res = args.in(TOPS_ARG_RESIDUAL);
-            std::memcpy(g.rs, p_.residual.strides, sizeof(g.rs));
-        }
-        if (p_.bias.present()) {
-            g.bias = args.in(TOPS_ARG_BIAS);
-            g.bias_s = p_.bias.strides[0];
-        }
-        g.act = p_.act;
+        set_epilogue(p_, args, &g);
         g.threads = threads;
         dispatch_isa(isa_, [&](auto arch) {
             switch (p_.y.dtype) {

@@ -22,6 +22,18 @@ void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads);
 // f32 input staged as a zero-padded tensor xp (NHWC or NCHW) so that no
 // tap needs a bounds check: tap kk of the pixel whose window starts at xp
 // offset o reads xp[o + koff[kk]] (koff folds r, s, c in the reduction order).
+// What every conv kernel does after the reduction: y = act(acc + bias + res),
+// addressed through canonical (N, K, P, Q) strides in elements.
+struct ConvEpilogueArgs {
+    void* y = nullptr;
+    int64_t ys[4] = {};
+    const void* res = nullptr;  // residual, y's dtype (or null)
+    int64_t rs[4] = {};
+    const void* bias = nullptr;  // (K), y's dtype (or null)
+    int64_t bias_s = 0;
+    Activation act = Activation::none;
+};
+
 // Two orientations, chosen by which operand is cheaper to pack:
 //   pixels_by_channels: D (pixels, K/G). A rows are pixels read in place from
 //     xp through koff (indirect, nothing packed); B is the filter, packed once
@@ -32,7 +44,7 @@ void conv_direct_run(const ConvParams& p, const ArgTable& args, int threads);
 //     im2col of at most `cols_block` pixels, never the whole matrix.
 enum class ConvGemmOrientation { pixels_by_channels, channels_by_pixels };
 
-struct ConvGemmArgs {
+struct ConvGemmArgs : ConvEpilogueArgs {
     ConvGemmOrientation orientation = ConvGemmOrientation::pixels_by_channels;
     int64_t batch = 0, groups = 1, cg = 0, kg = 0, out_h = 0, out_w = 0, kdim = 0;
     int64_t stride_h = 1, stride_w = 1;
@@ -47,14 +59,6 @@ struct ConvGemmArgs {
     const float* wpack = nullptr;  // pixels_by_channels: (G, ceil(K/G / NR), kdim, NR)
     const float* wrows = nullptr;  // channels_by_pixels: (K, w_row) f32 rows
     int64_t w_row = 0;
-    // epilogue: canonical (N, K, P, Q) strides in elements
-    void* y = nullptr;
-    int64_t ys[4] = {};
-    const void* res = nullptr;
-    int64_t rs[4] = {};
-    const void* bias = nullptr;
-    int64_t bias_s = 0;
-    Activation act = Activation::none;
     // blocking: a task is (n, g, a block of rows, a block of cols)
     int64_t rows_block = 0, cols_block = 0;  // multiples of MR / NR
     float* col_bufs = nullptr;                // channels_by_pixels: per thread (kdim, cols_block)
@@ -74,20 +78,13 @@ struct ConvGemmKernel {
 
 // Depthwise (C/G = 1, K = C * mult) on the same staged xp; filter staged
 // tap-major wt (taps = R * S, K) f32 (src/cpu/kernels/conv_depthwise.cpp).
-struct ConvDepthwiseArgs {
+struct ConvDepthwiseArgs : ConvEpilogueArgs {
     int64_t batch = 0, k = 0, mult = 1, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
     const float* xp = nullptr;
     int64_t xp_img = 0, xp_row = 0, xp_pix = 0;
     const int64_t* tap_off = nullptr;  // (taps) offsets into xp from a window origin
     int64_t taps = 0;
     const float* wt = nullptr;  // (taps, K)
-    void* y = nullptr;
-    int64_t ys[4] = {};
-    const void* res = nullptr;
-    int64_t rs[4] = {};
-    const void* bias = nullptr;
-    int64_t bias_s = 0;
-    Activation act = Activation::none;
     int threads = 1;
 };
 
