@@ -8,7 +8,8 @@
 //   strided  anything else (strided or broadcast inputs, padded outputs):
 //            blocked element copies
 // tile writes a large y (>= kStreamMinBytes) with non-temporal stores, one
-// whole 64-byte line at a time from the line tile's buffer: no
+// whole 64-byte line at a time from the line tile (its buffer, or its zmm
+// registers for 4-byte elements on avx512): no
 // read-for-ownership of y, which is a third of the memory traffic with plain
 // stores (measured 1.3-1.7x faster on 8192^2, 8000^2, 4096^2 and
 // [64,512,512] f32). Smaller outputs stay cached for the next op. Only whole
@@ -32,15 +33,18 @@ namespace {
 enum class Strategy { copy, tile, strided };
 
 // tile: a block reads kTileBlockRowBytes of each x line it visits and
-// writes kTileBlockColBytes of each y row. Reading long pieces of every x
-// line matters most: for large x strides each line sits in its own page, and
-// the page walks per byte read fall with the piece length (8192^2 f32 ran
-// about 20% faster with 1 KiB pieces than with 256 B); the block, 64 KiB of
-// x and of y for f32, stays well inside L2.
-constexpr int64_t kTileBlockRowBytes = 1024;
+// writes kTileBlockColBytes of each y row. The kernel reads a block's x
+// lines a group of one cache line's worth of lines at a time, front to back
+// (sequential streams the hardware prefetchers follow), so the piece of each
+// x line is one whole 4 KiB page: one page walk per page of x rather than per
+// line, as large x strides put every line in its own page. On the idle
+// 16-core host, 8192^2 f32 ran about 2x faster than walking 1 KiB pieces
+// along y's rows; 2 KiB pieces were slower, 8 KiB no faster, and 512 B of
+// each y row a little faster than 128-256 B.
+constexpr int64_t kTileBlockRowBytes = 4096;
 // The tile kernel's cache-line tiles are this many bytes per side.
 constexpr int64_t kCacheLineBytes = 64;
-constexpr int64_t kTileBlockColBytes = 256;
+constexpr int64_t kTileBlockColBytes = 512;
 // tile: outputs at least this large are written with non-temporal stores.
 constexpr int64_t kStreamMinBytes = 8 << 20;
 constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
@@ -163,8 +167,10 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         k.block_cols = std::max<int64_t>(tile.cols, kTileBlockColBytes / es / tile.cols * tile.cols);
         k.stream = p.numel * es >= kStreamMinBytes;
         why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: "
-            << kCacheLineBytes / es << "x" << kCacheLineBytes / es << " cache-line tiles of " << tile.rows << "x" << tile.cols
-            << " register tiles in " << k.block_rows << "x" << k.block_cols << " blocks, "
+            << kCacheLineBytes / es << "x" << kCacheLineBytes / es << " cache-line tiles ";
+        if (tile.line_in_registers) why << "in registers";
+        else why << "of " << tile.rows << "x" << tile.cols << " register tiles";
+        why << ", read along x's lines, in " << k.block_rows << "x" << k.block_cols << " blocks, "
             << (k.stream ? "non-temporal stores of whole y lines (y >= " : "cached stores (y < ")
             << (kStreamMinBytes >> 20) << " MiB)";
     } else {
@@ -182,7 +188,12 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
 
     std::ostringstream name;
     name << "transpose_b" << es << '_' << strategy_name(s);
-    if (s == Strategy::tile) name << tile.rows << 'x' << tile.cols << (k.stream ? "_nt" : "");
+    if (s == Strategy::tile) {
+        const int64_t line = kCacheLineBytes / es;  // a register line tile is square, one line per side
+        if (tile.line_in_registers) name << line << 'x' << line;
+        else name << tile.rows << 'x' << tile.cols;
+        name << (k.stream ? "_nt" : "");
+    }
     name << '_' << isa_name(active_isa());
     *out = std::make_unique<TransposePlan>(p, s, k, name.str(), why.str());
     return Status::ok();

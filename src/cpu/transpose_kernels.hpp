@@ -66,10 +66,13 @@ struct TransposeTileKernel {
 
 // TransposeTileKernel's register tile for an element size on this ISA, in
 // panel rows x panel columns; parts of a panel outside whole tiles are
-// copied element by element.
+// copied element by element. line_in_registers: a whole cache-line tile
+// (64 bytes per side) is transposed in registers rather than through a
+// buffer of register tiles.
 struct TransposeTileShape {
     int rows = 1;
     int cols = 1;
+    bool line_in_registers = false;
 };
 struct TransposeTileEdge {
     template <class Arch>

@@ -5,11 +5,14 @@
 //  - copy:    the innermost dim is contiguous in x and y; each work unit is a
 //             block of wide row copies.
 //  - tile:    x is contiguous along panel rows, y along panel columns; the
-//             panel is cut into blocks that fit L1 and each block into square
-//             register tiles (AVX 8x8 for 4-byte elements, SSE 4x4 on sse4;
-//             SSE 8x8 for 2-byte and 16x16 for 1-byte elements), so every
-//             load and store moves a full 16- or 32-byte vector. Edges that
-//             do not fill a tile are copied element by element.
+//             panel is cut into blocks, each block into line tiles of one
+//             64-byte line per side, read as kLine sequential x streams
+//             (tile_block), and each line tile into square register tiles
+//             (a zmm 16x16 for 4-byte elements on avx512, so a whole line
+//             per register; AVX 8x8 on avx2, SSE 4x4 on sse4; SSE 8x8 for
+//             2-byte and 16x16 for 1-byte elements), so every load and store
+//             moves a full vector. Edges that do not fill a tile are copied
+//             element by element.
 //  - strided: any strides, a blocked element-by-element copy (correct for
 //             broadcast inputs and padded outputs; no vector gathers).
 // Elements are moved as raw bytes (never converted).
@@ -276,21 +279,83 @@ inline void tile_region(const char* x, int64_t x_col, char* y, int64_t y_row, in
     if (full_r < nr) copy_block_scalar<ES>(x + full_r * ES, ES, x_col, y + full_r * y_row, y_row, ES, nr - full_r, nc);
 }
 
+#if defined(TOPS_CPU_ISA_avx512)
+// (16, 16) tile of 4-byte elements in zmm registers: one whole 64-byte line
+// of x per register in, one whole 64-byte row of y per register out.
+// Rounds: 32-bit unpacks of line pairs (c, c+1), 64-bit unpacks of pairs
+// (c, c+2), then two 128-bit lane shuffles (c, c+4) and (c, c+8); after
+// them register j holds element j of every line, i.e. y row j.
+// The zmm shuffles below use the maskz forms with every lane selected: they
+// compile to the plain instructions, while gcc 12's unmasked intrinsics warn
+// (-Wuninitialized) about their internal _mm512_undefined_* operand.
+constexpr __mmask16 kAllLanesPs = 0xffff;
+constexpr __mmask8 kAllLanesPd = 0xff;
+// shuffle_f32x4 selectors: 128-bit lanes 0 and 2 of each source / 1 and 3.
+constexpr int kEvenLanes = _MM_SHUFFLE(2, 0, 2, 0);
+constexpr int kOddLanes = _MM_SHUFFLE(3, 1, 3, 1);
+
+inline void tile16_zmm_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld, bool stream) {
+    constexpr int N = 16;
+    static_assert(N * 4 == kLineBytes, "one zmm register holds one line of 4-byte elements");
+    __m512 v[N];  // (16, 16): register c = line c of x
+    for (int c = 0; c < N; ++c) v[c] = _mm512_loadu_ps(reinterpret_cast<const float*>(x + c * x_ld));
+    __m512 t[N];
+    for (int i = 0; i < N; i += 2) {
+        t[i] = _mm512_maskz_unpacklo_ps(kAllLanesPs, v[i], v[i + 1]);
+        t[i + 1] = _mm512_maskz_unpackhi_ps(kAllLanesPs, v[i], v[i + 1]);
+    }
+    // v[4g + j], lane k: element 4k + j of lines 4g..4g+3
+    for (int g = 0; g < N; g += 4) {
+        const __m512d a0 = _mm512_castps_pd(t[g]), a1 = _mm512_castps_pd(t[g + 1]);
+        const __m512d b0 = _mm512_castps_pd(t[g + 2]), b1 = _mm512_castps_pd(t[g + 3]);
+        v[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllLanesPd, a0, b0));
+        v[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllLanesPd, a0, b0));
+        v[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllLanesPd, a1, b1));
+        v[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllLanesPd, a1, b1));
+    }
+    // lines 0..7 (h = 0) and 8..15 (h = 8): lane pairs of groups g and g + 4
+    for (int h = 0; h < N; h += 8) {
+        for (int j = 0; j < 4; ++j) {
+            t[h + j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, v[h + j], v[h + 4 + j], kEvenLanes);  // elements j, 8 + j
+            t[h + 4 + j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, v[h + j], v[h + 4 + j], kOddLanes);  // elements 4 + j, 12 + j
+        }
+    }
+    // t[j]'s even lanes hold element j, its odd lanes element j + 8
+    for (int j = 0; j < 8; ++j) {
+        v[j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, t[j], t[8 + j], kEvenLanes);
+        v[j + 8] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, t[j], t[8 + j], kOddLanes);
+    }
+    if (stream) {
+        for (int r = 0; r < N; ++r) _mm512_stream_ps(reinterpret_cast<float*>(y + r * y_ld), v[r]);
+    } else {
+        for (int r = 0; r < N; ++r) _mm512_storeu_ps(reinterpret_cast<float*>(y + r * y_ld), v[r]);
+    }
+}
+#endif
+
 // A (kLine, kLine) tile of one cache line per side: kLine lines of x, each
-// read whole by consecutive register tiles, and kLine rows of y, each
-// written whole by one run of stores. Register tiles alone leave every line
-// half used between visits; when the strides are large powers of two the
-// lines of a tile share a cache set and are evicted before the next visit,
-// so the tile goes through a small L1-resident buffer instead.
+// read whole, and kLine rows of y, each written whole by one run of stores.
+// On avx512 a 4-byte tile is one zmm register per line (tile16_zmm_b4).
+// Elsewhere register tiles alone would leave every line half used between
+// visits, and when the strides are large powers of two the lines of a tile
+// share a cache set and are evicted before the next visit, so the tile goes
+// through a small L1-resident buffer instead.
 template <int ES>
 struct LineTile {
     static constexpr int64_t kLine = kLineBytes / ES;
     static constexpr int64_t R = TileTraits<ES>::kRows;
     static constexpr int64_t C = TileTraits<ES>::kCols;
     static_assert(kLine % R == 0 && kLine % C == 0, "a line tile holds whole register tiles");
+    static constexpr bool kInRegisters = kIsa == Isa::avx512 && ES == 4;
 
     // stream: y rows are line aligned; write them with non-temporal stores.
     static void run(const char* x, int64_t x_col, char* y, int64_t y_row, bool stream) {
+#if defined(TOPS_CPU_ISA_avx512)
+        if constexpr (kInRegisters) {
+            tile16_zmm_b4(x, x_col, y, y_row, stream);
+            return;
+        }
+#endif
         alignas(kLineBytes) char buf[kLine * kLineBytes];  // (kLine, kLine) elements
         for (int64_t c = 0; c < kLine; c += C) {
             for (int64_t r = 0; r < kLine; r += R) {
@@ -305,28 +370,28 @@ struct LineTile {
     }
 };
 
-// One nr x nc block of the tile strategy: line tiles, walked along the
-// columns so that y rows are written sequentially, each prefetching the x
-// lines of the next line tile (scattered lines the hardware prefetchers do
-// not foresee); register tiles and element copies for the edges.
+// One nr x nc block of the tile strategy in line tiles, walked along the x
+// lines first: a group of kLine x lines (panel columns) is read front to
+// back, kLine sequential streams that the hardware prefetchers follow, and
+// each y row receives one whole line per group. (Walking along y's rows
+// instead reads one line from each of many x lines per step; with a large
+// power-of-two stride those lines share their L1/L2 sets and every step
+// touches a different page per line: 8192^2 f32 ran at half the speed.)
+// Register tiles and element copies for the edges.
 template <int ES>
 inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
     constexpr int64_t L = LineTile<ES>::kLine;
     const int64_t full_r = nr / L * L;
     const int64_t full_c = nc / L * L;
-    const int64_t next = L * a.x_col;  // from one line tile to the next along the columns
     const bool stream = a.stream && ((reinterpret_cast<uintptr_t>(y) | uintptr_t(a.y_row)) % kLineBytes) == 0;
-    for (int64_t r = 0; r < full_r; r += L) {
-        for (int64_t c = 0; c < full_c; c += L) {
-            const char* xt = x + r * ES + c * a.x_col;
-            for (int64_t i = 0; i < L; ++i) _mm_prefetch(xt + next + i * a.x_col, _MM_HINT_T0);
-            LineTile<ES>::run(xt, a.x_col, y + r * a.y_row + c * ES, a.y_row, stream);
+    for (int64_t c = 0; c < full_c; c += L) {
+        for (int64_t r = 0; r < full_r; r += L) {
+            LineTile<ES>::run(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row, stream);
         }
     }
     if (full_c < nc) tile_region<ES>(x + full_c * a.x_col, a.x_col, y + full_c * ES, a.y_row, full_r, nc - full_c);
     if (full_r < nr) tile_region<ES>(x + full_r * ES, a.x_col, y + full_r * a.y_row, a.y_row, nr - full_r, nc);
 }
-
 template <int ES>
 void run_tile(const TransposeKernelArgs& a) {
     for_each_unit(a, [&](const char* x, char* y, int64_t nr, int64_t nc) { tile_block<ES>(a, x, y, nr, nc); });
@@ -368,9 +433,9 @@ template <class A>
 TransposeTileShape TransposeTileEdge::operator()(A, int64_t elem_size) const {
     using namespace TOPS_ISA_NS;
     switch (elem_size) {
-        case 1: return {TileTraits<1>::kRows, TileTraits<1>::kCols};
-        case 2: return {TileTraits<2>::kRows, TileTraits<2>::kCols};
-        default: return {TileTraits<4>::kRows, TileTraits<4>::kCols};
+        case 1: return {TileTraits<1>::kRows, TileTraits<1>::kCols, LineTile<1>::kInRegisters};
+        case 2: return {TileTraits<2>::kRows, TileTraits<2>::kCols, LineTile<2>::kInRegisters};
+        default: return {TileTraits<4>::kRows, TileTraits<4>::kCols, LineTile<4>::kInRegisters};
     }
 }
 
