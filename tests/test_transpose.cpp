@@ -89,6 +89,17 @@ std::vector<TransposeCase> cases() {
         tc("bshd_to_bhsd", {2, 37, 4, 64}, {0, 2, 1, 3}),
         tc("bhsd_to_bsdh", {2, 4, 37, 64}, {0, 2, 3, 1}),
         tc("bshd_to_bhsd_large", {8, 128, 12, 64}, {0, 2, 1, 3}),
+        // x's unit dim shorter than a cache line, its run continuing in the
+        // next dim of x ([n][c][h][w][e] -> [n][e][h][w][c]): the tile
+        // strategy's row groups. Power-of-two pitches; 8 MiB of f32 for the
+        // non-temporal stores; odd sizes for edge rows, columns and groups.
+        tc("t5d_e8_groups", {2, 32, 4, 8, 8}, {0, 4, 2, 3, 1}),
+        tc("t5d_e8_groups_large", {4, 32, 32, 64, 8}, {0, 4, 2, 3, 1}),
+        tc("t5d_e4_groups_edges", {3, 20, 5, 7, 4}, {0, 4, 2, 3, 1}),
+        tc("t4d_e2_groups_edges", {3, 17, 33, 2}, {0, 3, 2, 1}),
+        tc("t4d_e16_groups", {2, 64, 16, 16}, {0, 3, 2, 1}),
+        tc("t5d_e8_groups_misaligned", {2, 32, 4, 8, 8}, {0, 4, 2, 3, 1}).misaligned(1),
+        tc("t5d_e8_groups_threads3", {3, 32, 4, 16, 8}, {0, 4, 2, 3, 1}).num_threads(3),
         tc("t4d_reverse", {3, 5, 17, 33}, {3, 2, 1, 0}),
         tc("t4d_keep_last", {6, 5, 4, 3}, {2, 0, 1, 3}),
         tc("t5d_a", {3, 4, 5, 6, 7}, {4, 2, 0, 3, 1}),

@@ -4,7 +4,11 @@
 //
 //   copy     innermost dim contiguous in x and y: wide row copies
 //   tile     y's innermost dim is strided in x and another dim is
-//            contiguous in x: blocked register-tile transposes
+//            contiguous in x: blocked register-tile transposes. When that
+//            dim is shorter than a cache line and x's run continues in a
+//            second dim (x [c][w][e=8] -> y [e][w][c]), the panel rows are
+//            both dims, in groups (cpu/transpose_kernels.hpp), so line tiles
+//            still read whole x lines and write whole y lines
 //   strided  anything else (strided or broadcast inputs, padded outputs):
 //            blocked element copies
 // tile writes a large y (>= kStreamMinBytes) with non-temporal stores, one
@@ -106,12 +110,13 @@ private:
     std::string why_;
 };
 
-// Fills the outer loop nest with every dim except `a` and `b` (y order).
-void set_outer(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) {
+// Fills the outer loop nest with every dim except the panel's `a`, `b` and
+// row group dim `g` (y order).
+void set_outer(const TransposeProblem& p, int a, int b, int g, TransposeKernelArgs* k) {
     const int64_t es = int64_t(p.elem_size);
     k->outer_rank = 0;
     for (int d = 0; d < p.rank; ++d) {
-        if (d == a || d == b) continue;
+        if (d == a || d == b || d == g) continue;
         k->outer_dims[k->outer_rank] = p.dims[d];
         k->outer_xs[k->outer_rank] = p.xs[d] * es;
         k->outer_ys[k->outer_rank] = p.ys[d] * es;
@@ -128,7 +133,32 @@ void set_panel(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) 
     k->cols = b >= 0 ? p.dims[b] : 1;
     k->x_col = b >= 0 ? p.xs[b] * es : es;
     k->y_col = b >= 0 ? p.ys[b] * es : es;
-    set_outer(p, a, b, k);
+    k->row_group = k->rows;
+    k->y_row_group = k->rows * k->y_row;
+    set_outer(p, a, b, -1, k);
+}
+
+// The tile panel's row group dim: when x's unit dim `a` is shorter than a
+// cache line (and divides one) and x's run continues into another dim g
+// (xs[g] == dims[a]), rows (g, a) are contiguous in x, so a line tile reads
+// whole x lines. Returns g, or -1.
+int tile_group_dim(const TransposeProblem& p, int a, int b) {
+    const int64_t run_bytes = p.dims[a] * int64_t(p.elem_size);
+    if (run_bytes >= kCacheLineBytes || kCacheLineBytes % run_bytes != 0) return -1;
+    for (int d = 0; d < p.rank; ++d) {
+        if (d != a && d != b && p.xs[d] == p.dims[a]) return d;
+    }
+    return -1;
+}
+
+// Tile panel with rows (g, a), a the inner one: dims[g] groups of dims[a].
+void set_grouped_panel(const TransposeProblem& p, int a, int g, int b, TransposeKernelArgs* k) {
+    const int64_t es = int64_t(p.elem_size);
+    set_panel(p, a, b, k);
+    k->rows = p.dims[g] * p.dims[a];
+    k->row_group = p.dims[a];
+    k->y_row_group = p.ys[g] * es;
+    set_outer(p, a, b, g, k);
 }
 
 }  // namespace
@@ -147,6 +177,8 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         << " y strides " << dims_string(p.ys, p.rank) << "; ";
 
     const int xa = p.x_unit_dim();
+    const int xg = xa >= 0 && b >= 0 ? tile_group_dim(p, xa, b) : -1;
+    const int64_t tile_rows = xa < 0 ? 0 : xg >= 0 ? p.dims[xg] * p.dims[xa] : p.dims[xa];
     if (p.empty()) {
         s = Strategy::copy;
         why << "empty tensor: nothing to do";
@@ -160,14 +192,20 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         k.block_cols = row_bytes > kCopyUnitBytes ? kCopyUnitBytes / es : k.cols;
         k.block_rows = row_bytes >= kCopyUnitBytes ? 1 : std::max<int64_t>(1, kCopyUnitBytes / row_bytes);
         why << "innermost dim contiguous in x and y: row copies of " << row_bytes << " bytes";
-    } else if (p.ys[b] == 1 && xa >= 0 && p.dims[xa] >= tile.rows && p.dims[b] >= tile.cols) {
+    } else if (p.ys[b] == 1 && xa >= 0 && tile_rows >= tile.rows && p.dims[b] >= tile.cols) {
         s = Strategy::tile;
-        set_panel(p, xa, b, &k);
+        if (xg >= 0) set_grouped_panel(p, xa, xg, b, &k);
+        else set_panel(p, xa, b, &k);
         k.block_rows = std::max<int64_t>(tile.rows, kTileBlockRowBytes / es / tile.rows * tile.rows);
+        if (xg >= 0) k.block_rows = (k.block_rows + k.row_group - 1) / k.row_group * k.row_group;  // whole groups
         k.block_cols = std::max<int64_t>(tile.cols, kTileBlockColBytes / es / tile.cols * tile.cols);
         k.stream = p.numel * es >= kStreamMinBytes;
-        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x: "
-            << kCacheLineBytes / es << "x" << kCacheLineBytes / es << " cache-line tiles ";
+        why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x";
+        if (xg >= 0) {
+            why << " for " << p.dims[xa] * es << " bytes and continues in dim " << xg << ": rows (" << xg << ","
+                << xa << ") in groups of " << p.dims[xa];
+        }
+        why << ": " << kCacheLineBytes / es << "x" << kCacheLineBytes / es << " cache-line tiles ";
         if (tile.line_in_registers) why << "in registers";
         else why << "of " << tile.rows << "x" << tile.cols << " register tiles";
         why << ", read along x's lines, in " << k.block_rows << "x" << k.block_cols << " blocks, "
@@ -192,6 +230,7 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         const int64_t line = kCacheLineBytes / es;  // a register line tile is square, one line per side
         if (tile.line_in_registers) name << line << 'x' << line;
         else name << tile.rows << 'x' << tile.cols;
+        if (k.row_group < k.rows) name << "_g" << k.row_group;
         name << (k.stream ? "_nt" : "");
     }
     name << '_' << isa_name(active_isa());

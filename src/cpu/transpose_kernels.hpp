@@ -5,7 +5,12 @@
 // (common/transpose_plan.hpp) is split into an outer loop nest and a 2-D
 // panel per outer index: panel row r runs along one dim ("a"), panel column c
 // along y's innermost dim ("b"):
-//   y + r * y_row + c * y_col  <-  x + r * x_row + c * x_col   (byte strides)
+//   y + row_y(r) + c * y_col  <-  x + r * x_row + c * x_col   (byte strides)
+// where row_y(r) = r * y_row, except that the tile strategy may make the rows
+// two dims of x that are contiguous together but apart in y (x's unit dim,
+// shorter than a cache line, and the dim after it in x): rows then come in
+// groups of row_group, y_row apart within a group and y_row_group apart
+// between groups (transpose_row_y).
 // The panel is cut into blocks of block_rows x block_cols; a work unit is one
 // (outer index, row block, column block), enumerated with the column block
 // fastest, then the row block, then the outer dims (y memory order). Threads
@@ -33,6 +38,11 @@ struct TransposeKernelArgs {
     int64_t x_row = 0, x_col = 0;  // byte strides of the panel in x
     int64_t y_row = 0, y_col = 0;  // byte strides of the panel in y
     int64_t block_rows = 1, block_cols = 1;
+    // Rows per group and the y stride between groups (see above); a panel
+    // without groups has one group of all its rows. block_rows is a multiple
+    // of row_group, so every block starts a group.
+    int64_t row_group = 1;
+    int64_t y_row_group = 0;
     // tile: y is too large to stay cached; whole y lines of line tiles are
     // written with non-temporal stores (when y's rows are line aligned).
     bool stream = false;
@@ -47,6 +57,11 @@ inline int64_t transpose_unit_count(const TransposeKernelArgs& a) {
     const int64_t row_blocks = (a.rows + a.block_rows - 1) / a.block_rows;
     const int64_t col_blocks = (a.cols + a.block_cols - 1) / a.block_cols;
     return outer * row_blocks * col_blocks;
+}
+
+// Byte offset in y of panel row r (relative to a group start).
+inline int64_t transpose_row_y(const TransposeKernelArgs& a, int64_t r) {
+    return r % a.row_group * a.y_row + r / a.row_group * a.y_row_group;
 }
 
 // Panel rows are contiguous in both x and y (x_col == y_col == elem_size):

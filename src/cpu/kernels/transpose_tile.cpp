@@ -90,7 +90,8 @@ void for_each_unit(const TransposeKernelArgs& a, Panel&& panel) {
         const int64_t c0 = cb * a.block_cols;
         const int64_t nr = a.rows - r0 < a.block_rows ? a.rows - r0 : a.block_rows;
         const int64_t nc = a.cols - c0 < a.block_cols ? a.cols - c0 : a.block_cols;
-        panel(a.x + off_x + r0 * a.x_row + c0 * a.x_col, a.y + off_y + r0 * a.y_row + c0 * a.y_col, nr, nc);
+        panel(a.x + off_x + r0 * a.x_row + c0 * a.x_col, a.y + off_y + transpose_row_y(a, r0) + c0 * a.y_col, nr,
+              nc);
 
         if (++cb < col_blocks) continue;
         cb = 0;
@@ -294,7 +295,7 @@ constexpr __mmask8 kAllLanesPd = 0xff;
 constexpr int kEvenLanes = _MM_SHUFFLE(2, 0, 2, 0);
 constexpr int kOddLanes = _MM_SHUFFLE(3, 1, 3, 1);
 
-inline void tile16_zmm_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld, bool stream) {
+inline void tile16_zmm_b4(const char* x, int64_t x_ld, char* y, const int64_t* y_off, bool stream) {
     constexpr int N = 16;
     static_assert(N * 4 == kLineBytes, "one zmm register holds one line of 4-byte elements");
     __m512 v[N];  // (16, 16): register c = line c of x
@@ -326,15 +327,16 @@ inline void tile16_zmm_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld, bo
         v[j + 8] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, t[j], t[8 + j], kOddLanes);
     }
     if (stream) {
-        for (int r = 0; r < N; ++r) _mm512_stream_ps(reinterpret_cast<float*>(y + r * y_ld), v[r]);
+        for (int r = 0; r < N; ++r) _mm512_stream_ps(reinterpret_cast<float*>(y + y_off[r]), v[r]);
     } else {
-        for (int r = 0; r < N; ++r) _mm512_storeu_ps(reinterpret_cast<float*>(y + r * y_ld), v[r]);
+        for (int r = 0; r < N; ++r) _mm512_storeu_ps(reinterpret_cast<float*>(y + y_off[r]), v[r]);
     }
 }
 #endif
 
 // A (kLine, kLine) tile of one cache line per side: kLine lines of x, each
-// read whole, and kLine rows of y, each written whole by one run of stores.
+// read whole, and kLine rows of y, each written whole by one run of stores;
+// y row r of the tile is at y + y_off[r] (panel rows may come in groups).
 // On avx512 a 4-byte tile is one zmm register per line (tile16_zmm_b4).
 // Elsewhere register tiles alone would leave every line half used between
 // visits, and when the strides are large powers of two the lines of a tile
@@ -349,10 +351,10 @@ struct LineTile {
     static constexpr bool kInRegisters = kIsa == Isa::avx512 && ES == 4;
 
     // stream: y rows are line aligned; write them with non-temporal stores.
-    static void run(const char* x, int64_t x_col, char* y, int64_t y_row, bool stream) {
+    static void run(const char* x, int64_t x_col, char* y, const int64_t* y_off, bool stream) {
 #if defined(TOPS_CPU_ISA_avx512)
         if constexpr (kInRegisters) {
-            tile16_zmm_b4(x, x_col, y, y_row, stream);
+            tile16_zmm_b4(x, x_col, y, y_off, stream);
             return;
         }
 #endif
@@ -363,9 +365,9 @@ struct LineTile {
             }
         }
         if (stream) {
-            for (int64_t r = 0; r < kLine; ++r) stream_line(buf + r * kLineBytes, y + r * y_row);
+            for (int64_t r = 0; r < kLine; ++r) stream_line(buf + r * kLineBytes, y + y_off[r]);
         } else {
-            for (int64_t r = 0; r < kLine; ++r) copy_line(buf + r * kLineBytes, y + r * y_row);
+            for (int64_t r = 0; r < kLine; ++r) copy_line(buf + r * kLineBytes, y + y_off[r]);
         }
     }
 };
@@ -377,20 +379,44 @@ struct LineTile {
 // instead reads one line from each of many x lines per step; with a large
 // power-of-two stride those lines share their L1/L2 sets and every step
 // touches a different page per line: 8192^2 f32 ran at half the speed.)
-// Register tiles and element copies for the edges.
+// With row groups (x's unit dim shorter than a line, e.g. [c][w][e=8] ->
+// [e][w][c]) a line tile's kLine rows are kLine / row_group groups: it still
+// reads kLine whole x lines and writes kLine whole y lines, where 8-row
+// register tiles alone would read 32-byte pieces of x lines that a large
+// power-of-two pitch puts in one L1 and L2 set.
+// Register tiles and element copies for the edges, one run of rows that are
+// evenly spaced in y at a time.
+template <int ES>
+inline void tile_rows(const TransposeKernelArgs& a, const char* x, char* y, int64_t r0, int64_t r1, int64_t nc) {
+    for (int64_t r = r0; r < r1;) {
+        const int64_t n = std::min(r1 - r, a.row_group - r % a.row_group);
+        tile_region<ES>(x + r * ES, a.x_col, y + transpose_row_y(a, r), a.y_row, n, nc);
+        r += n;
+    }
+}
 template <int ES>
 inline void tile_block(const TransposeKernelArgs& a, const char* x, char* y, int64_t nr, int64_t nc) {
     constexpr int64_t L = LineTile<ES>::kLine;
     const int64_t full_r = nr / L * L;
     const int64_t full_c = nc / L * L;
-    const bool stream = a.stream && ((reinterpret_cast<uintptr_t>(y) | uintptr_t(a.y_row)) % kLineBytes) == 0;
+    // Line tiles start at multiples of L, which are group starts (a group
+    // shorter than L divides it), so row r + j of a tile is at
+    // r / L * y_tile + y_off[j].
+    const int64_t y_tile = transpose_row_y(a, L);
+    int64_t y_off[L];  // (L,) byte offsets of a line tile's y rows
+    uintptr_t align = reinterpret_cast<uintptr_t>(y);
+    for (int64_t j = 0; j < L; ++j) {
+        y_off[j] = transpose_row_y(a, j);
+        align |= uintptr_t(y_off[j]);
+    }
+    const bool stream = a.stream && align % kLineBytes == 0;
     for (int64_t c = 0; c < full_c; c += L) {
         for (int64_t r = 0; r < full_r; r += L) {
-            LineTile<ES>::run(x + r * ES + c * a.x_col, a.x_col, y + r * a.y_row + c * ES, a.y_row, stream);
+            LineTile<ES>::run(x + r * ES + c * a.x_col, a.x_col, y + r / L * y_tile + c * ES, y_off, stream);
         }
     }
-    if (full_c < nc) tile_region<ES>(x + full_c * a.x_col, a.x_col, y + full_c * ES, a.y_row, full_r, nc - full_c);
-    if (full_r < nr) tile_region<ES>(x + full_r * ES, a.x_col, y + full_r * a.y_row, a.y_row, nr - full_r, nc);
+    if (full_c < nc) tile_rows<ES>(a, x + full_c * a.x_col, y + full_c * ES, 0, full_r, nc - full_c);
+    if (full_r < nr) tile_rows<ES>(a, x, y, full_r, nr, nc);
 }
 template <int ES>
 void run_tile(const TransposeKernelArgs& a) {
