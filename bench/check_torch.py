@@ -301,9 +301,11 @@ def check_reduce(tops, ck):
                     continue
                 if op == "prod" and max(shape) > 10000:  # f32 products of 1e5 factors drift past 1e-5
                     continue
+                if torch.Size(shape).numel() == 0:
+                    # torch gives every empty tensor a NULL data pointer (as_strided views too), which the
+                    # C API rejects; empty reductions are covered by tests/test_reduce.cpp.
+                    continue
                 x = ck.rnd(shape, dt, 1.0, 0.0) if op != "prod" else (1.0 + 0.01 * ck.rnd(shape, torch.float32)).to(dt)
-                if x.numel() == 0:  # an empty torch tensor has a NULL data pointer; give it storage
-                    x = torch.zeros(4, device="cuda", dtype=dt).as_strided(shape, x.stride())
                 for keep in (False, True):
                     if keep and torch.Size(shape).numel() > big:
                         continue

@@ -10,15 +10,27 @@
 //   TEAM >= 128 is a whole block per row reducing through shared memory
 //   (medium rows, up to 1024 * 4 vectors). Statistics are exact two-pass
 //   over the registers: mean first, then the sum of squared deviations.
-// - streaming rows: rows too long for registers (e.g. 65536) are read twice
-//   by one block: a Welford pass (per-vector mean / M2 merged with Chan's
-//   formula, stable for any length), then a normalize pass whose reads
-//   mostly hit L2 because the block has just read the same row.
+// - streaming rows: rows too long for registers (e.g. 65536) get one block
+//   each: a Welford pass (per-vector mean / M2 merged with Chan's formula,
+//   stable for any length) that also keeps s as f32 in shared memory (up to
+//   the block's opt-in limit, 227 KiB on sm_90), then a normalize pass from
+//   that cache; only the part of a row beyond the cache is read twice.
 // Every kernel reads all of a row before it writes any of it, and a thread
 // writes only elements it has itself read, so y and prenorm may alias x or
-// residual (in place). The grid is persistent: at most the number of blocks
-// that are resident at once, each walking rows with a grid stride, so small
-// row counts get one block per row and large ones no tail of tiny blocks.
+// residual (in place).
+//
+// Grid, measured on an H100 (docs/performance.md): warp teams and 4-byte
+// block teams launch one block per row group (the scheduler refills SMs as
+// blocks finish); 2-byte block teams run a persistent grid of the blocks
+// resident at once, each walking rows with a grid stride. Rows of 2-byte
+// types up to 512 vectors use a 512-thread team with one vector per thread:
+// 32 registers, so an SM holds 2048 threads (register caps: see
+// regs_min_blocks). Tried and dropped (slower):
+// prefetching the next row's vectors before the reductions (more registers,
+// fewer warps), gamma / beta held in registers across rows (also with packed
+// f16x2 multiply-adds), a cluster of blocks per long row exchanging
+// statistics through distributed shared memory (register or shared-memory
+// slices).
 //
 // 16-byte vectors are used when every row tensor has unit column stride and
 // row strides, column count and parameter vectors allow them (plan time) and
@@ -37,6 +49,16 @@ namespace {
 
 // Block size of the warp-team kernels: 4 warps, several rows per block.
 constexpr int kSmallTeamThreads = 128;
+// Register caps (__launch_bounds__ minimum blocks): warp teams holding at
+// most kSmallTeamCappedValues values per thread get 64 registers (8 blocks
+// of 128 threads per SM); block teams of one vector per thread get 32 (a
+// full SM of 2048 threads); other block teams 64 (1024 threads per SM).
+constexpr int kSmallTeamCappedValues = 32;
+constexpr int kSmallTeamMinBlocks = 8;
+constexpr int kFullSmThreads = 2048;
+constexpr int kHalfSmThreads = 1024;
+// Rows of 2-byte types up to this many vectors: one vector per thread of a 512-thread team.
+constexpr int kOneVecTeam = 512;
 // Block teams hold at most this many vectors per thread in registers.
 constexpr int kBlockTeamIters = 4;
 constexpr int kBlockTeamMin = 128;
@@ -66,6 +88,7 @@ struct NormKernelParams {
     bool gamma_f32 = false, beta_f32 = false, bias_f32 = false;  // else x's dtype
     bool rms = false;
     float eps = 1e-5f;
+    int64_t cache_vecs = 0;  // streaming rows: leading vectors of a row cached in shared memory
 };
 
 // VEC elements of a row tensor at column `col` (a multiple of VEC) as f32.
@@ -177,7 +200,15 @@ __device__ __forceinline__ float team_sum(float v, float* scratch) {
 // ---------------------------------------------------------------- register rows
 // (rows, cols) with cols <= TEAM * ITERS * VEC; s stays in registers.
 template <class T, int VEC, int ITERS, int TEAM>
-__global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads)
+constexpr int regs_min_blocks() {
+    if (TEAM <= kWarpSize) return ITERS * VEC <= kSmallTeamCappedValues ? kSmallTeamMinBlocks : 1;
+    const int threads = ITERS == 1 ? kFullSmThreads : kHalfSmThreads;
+    return threads / TEAM > 1 ? threads / TEAM : 1;
+}
+
+template <class T, int VEC, int ITERS, int TEAM>
+__global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads,
+                                  (regs_min_blocks<T, VEC, ITERS, TEAM>()))
     norm_regs_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert((TEAM & (TEAM - 1)) == 0 && TEAM >= 1 && TEAM <= kBlockTeamMax, "TEAM: power of two");
@@ -279,14 +310,25 @@ __device__ __forceinline__ Welford block_welford(Welford a, Welford* scratch) {
     return warp_welford(lane < nwarps ? scratch[lane] : Welford{0.0f, 0.0f, 0.0f});
 }
 
-// One block per row of any length: statistics pass, then normalize pass.
+// One block per row of any length. Pass 1 reads s once, keeps the first
+// p.cache_vecs vectors of the row in dynamic shared memory as f32 (planar:
+// float4 chunk c of vector e at cache[(c * cache_vecs + e) * 4], so a warp's
+// 16-byte accesses are conflict-free) and accumulates Welford statistics.
+// Pass 2 normalizes from the cache; only rows longer than the cache re-read
+// their tail. A thread caches and later reads back the same vectors, so the
+// cache needs no barrier.
 template <class T, int VEC>
 __global__ void __launch_bounds__(kStreamThreads)
     norm_stream_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(kStreamThreads % kWarpSize == 0 && kStreamThreads / kWarpSize <= kWarpSize, "whole warps");
+    constexpr int kChunks = VEC >= 4 ? VEC / 4 : 1;  // float4 pieces of a cached vector
+    constexpr int kChunk = VEC >= 4 ? 4 : VEC;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    float* cache = reinterpret_cast<float*>(smem_raw);  // (kChunks, cache_vecs, kChunk) f32
     __shared__ Welford scratch[kWarpSize];
     const int64_t nvec = (p.cols + VEC - 1) / VEC;
     const int64_t step = int64_t(kStreamUnroll) * blockDim.x;
+    auto cached = [&](int64_t e, int c) { return cache + (int64_t(c) * p.cache_vecs + e) * kChunk; };
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         Welford acc{0.0f, 0.0f, 0.0f};
         for (int64_t i0 = threadIdx.x; i0 < nvec; i0 += step) {
@@ -301,6 +343,15 @@ __global__ void __launch_bounds__(kStreamThreads)
             for (int u = 0; u < kStreamUnroll; ++u) {
                 const int64_t i = i0 + int64_t(u) * blockDim.x;
                 if (i < nvec) {
+                    if (i < p.cache_vecs) {
+#pragma unroll
+                        for (int c = 0; c < kChunks; ++c) {
+                            Vec<float, kChunk> t;
+#pragma unroll
+                            for (int j = 0; j < kChunk; ++j) t.v[j] = s[u][c * kChunk + j];
+                            *reinterpret_cast<Vec<float, kChunk>*>(cached(i, c)) = t;
+                        }
+                    }
                     if (p.rms) {
                         // Mean fixed at 0: merging adds the plain sums of squares.
                         float sq = 0.0f;
@@ -328,7 +379,16 @@ __global__ void __launch_bounds__(kStreamThreads)
         if (threadIdx.x == 0) store_stats(p, row, mean, rstd);
         for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
             float s[VEC];
-            load_sum<T, VEC>(p, row, i * VEC, s);
+            if (i < p.cache_vecs) {
+#pragma unroll
+                for (int c = 0; c < kChunks; ++c) {
+                    const Vec<float, kChunk> t = *reinterpret_cast<const Vec<float, kChunk>*>(cached(i, c));
+#pragma unroll
+                    for (int j = 0; j < kChunk; ++j) s[c * kChunk + j] = t.v[j];
+                }
+            } else {
+                load_sum<T, VEC>(p, row, i * VEC, s);
+            }
             store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
         }
     }
@@ -360,13 +420,15 @@ struct KernelEntry {
     TOPS_NORM_REGS(T, DT, NAME, V, 4, 1024),                                                             \
     {Strategy::kStream, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V>),           \
      "norm_" NAME "_stream_v" #V "_cuda"}
-// VM: elements per 16-byte vector.
+// VM: elements per 16-byte vector. The one-vector 512-thread team of f16 / bf16 follows each.
 #define TOPS_NORM_DTYPE(T, DT, NAME, VM) TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1)
 
 const KernelEntry kKernels[] = {
     TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
     TOPS_NORM_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
+    TOPS_NORM_REGS(__half, TOPS_DTYPE_F16, "f16", 8, 1, 512),
     TOPS_NORM_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
+    TOPS_NORM_REGS(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8, 1, 512),
 };
 
 #undef TOPS_NORM_DTYPE
@@ -385,6 +447,8 @@ struct Launch {
     const KernelEntry* kernel = nullptr;
     int grid = 0;
     int threads = 0;
+    int64_t cache_vecs = 0;  // streaming rows
+    size_t smem = 0;         // dynamic shared memory (streaming rows' cache)
 };
 
 int64_t pow2_at_least(int64_t v) {
@@ -393,12 +457,26 @@ int64_t pow2_at_least(int64_t v) {
     return p;
 }
 
+// Streaming rows: as much of the row as the block's opt-in shared memory holds, as f32.
+Status stream_cache(const DeviceInfo& dev, int vec, int64_t nvec, Launch* l) {
+    cudaFuncAttributes fa{};
+    TOPS_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&fa, l->kernel->fn), "norm: cudaFuncGetAttributes"));
+    const int64_t vec_bytes = int64_t(vec) * int64_t(sizeof(float));
+    const int64_t budget = std::max<int64_t>(0, int64_t(dev.max_smem_per_block_optin) - int64_t(fa.sharedSizeBytes));
+    l->cache_vecs = std::min(nvec, budget / vec_bytes);
+    l->smem = size_t(l->cache_vecs * vec_bytes);
+    return cuda_status(cudaFuncSetAttribute(l->kernel->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l->smem)),
+                       "norm: cudaFuncSetAttribute");
+}
+
 // The one dispatch point: row length and vector width -> kernel and launch shape.
 Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const DeviceInfo& dev, Launch* out) {
     static const int kWarpIters[] = {1, 2, 3, 4, 6, 8};
     const int64_t nvec = (cols + vec - 1) / vec;
+    const bool narrow = dtype_size(dt) == 2;
     Launch l;
     int64_t rows_per_block = 1;
+    bool persistent = false;
     if (nvec <= int64_t(kWarpSize) * kWarpTeamMaxIters) {
         int team = kWarpSize;
         int iters = 1;
@@ -417,22 +495,36 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const
         l.threads = kSmallTeamThreads;
         rows_per_block = kSmallTeamThreads / team;
     } else if (nvec <= int64_t(kBlockTeamMax) * kBlockTeamIters) {
-        const int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
-                                                                            kBlockTeamIters)));
-        l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, kBlockTeamIters);
+        int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
+                                                                      kBlockTeamIters)));
+        int iters = kBlockTeamIters;
+        if (narrow && vec > 1 && nvec <= kOneVecTeam) {
+            team = kOneVecTeam;
+            iters = 1;
+        }
+        l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, iters);
         l.threads = team;
+        persistent = narrow;
     } else {
         l.kernel = find_kernel(Strategy::kStream, dt, vec, 0, 0);
         l.threads = kStreamThreads;
+        if (l.kernel) TOPS_RETURN_IF_ERROR(stream_cache(dev, vec, nvec, &l));
+        persistent = true;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
-    int per_sm = 0;
-    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
-                                                                                   l.threads, 0),
-                                     "norm: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("norm: ", l.kernel->name, " cannot be resident"));
     const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
-    l.grid = int(std::max<int64_t>(1, std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count)));
+    int64_t groups = needed;
+    if (persistent) {
+        int per_sm = 0;
+        TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
+                                                                                       l.threads, l.smem),
+                                         "norm: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+        if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("norm: ", l.kernel->name, " cannot be resident"));
+        groups = std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count);
+    }
+    // Kernels walk rows with a grid stride, so a grid capped at the launch limit covers any row count.
+    constexpr int64_t kMaxGrid = 0x7fffffff;
+    l.grid = int(std::clamp<int64_t>(groups, 1, kMaxGrid));
     *out = l;
     return Status::ok();
 }
@@ -472,9 +564,10 @@ public:
             if (ptr && !aligned(ptr, vec_bytes_)) use_vec = false;
         }
         const Launch& l = use_vec ? vec_ : scalar_;
+        p.cache_vecs = l.cache_vecs;
         void* kargs[] = {&p};
-        const cudaError_t err = cudaLaunchKernel(l.kernel->fn, dim3(l.grid), dim3(l.threads), kargs, 0,
-                                                 static_cast<cudaStream_t>(ctx.stream));
+        const cudaError_t err = cudaLaunchKernel(l.kernel->fn, dim3(unsigned(l.grid)), dim3(unsigned(l.threads)),
+                                                 kargs, l.smem, static_cast<cudaStream_t>(ctx.stream));
         if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
         return launch_status(l.kernel->name);
     }
@@ -539,7 +632,7 @@ Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
                           vec_ok ? fmt(" 16-byte vectors when pointers are aligned (else ", scalar_launch.kernel->name,
                                        ")")
                                  : std::string(" no 16-byte vectors (strides or length)"),
-                          " grid=", shown.grid, " threads=", shown.threads);
+                          " grid=", shown.grid, " threads=", shown.threads, " cached vectors=", shown.cache_vecs);
     Optionals has;
     has.residual = np.residual.present();
     has.prenorm = np.prenorm.present();

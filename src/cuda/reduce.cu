@@ -18,9 +18,15 @@
 // When these leave the GPU short of work (few rows, few columns, one
 // output), the reduced range is split over more blocks: each writes a
 // partial to the caller's workspace (OpPlan::workspace_size) and a second
-// kernel combines a warp per output. Every partial covers a fixed range and
-// every combine runs in a fixed order (no atomics), so the same input gives
-// bitwise the same output on every run. (Rows split into a scalar head and a
+// kernel combines a warp per output. That kernel is a programmatic
+// dependent launch on sm_90 (scheduled while the split kernel runs, it
+// waits for its partials with griddepcontrol.wait). A split row is cut into
+// interleaved pieces (split s reads pieces s, s + splits, ...), so at any
+// moment the blocks read neighbouring memory, as over the rows of a
+// last-dim reduction (whole-tensor sum on an H100: docs/performance.md).
+// Every partial covers a fixed set of pieces and every combine runs in a
+// fixed order (no atomics), so the same input gives bitwise the same output
+// on every run. (Rows split into a scalar head and a
 // vector body by their address modulo 16 bytes: the same values copied to a
 // differently aligned address may round differently in the last bit.)
 #include <algorithm>
@@ -42,6 +48,7 @@ constexpr int kColsLanes = kWarpSize;  // threads along the outputs of a column 
 constexpr int kColsWarps = 8;         // warps splitting the reduced range of a tile
 constexpr int kFinalThreads = 256;
 constexpr int64_t kMinSplitElems = 8192;  // smallest reduced range worth a split (rows)
+constexpr int64_t kSplitPiece = 8192;     // rows split: interleaved pieces of about this many elements
 constexpr int64_t kMinSplitRows = 64;     // smallest reduced range worth a split (columns)
 constexpr int kMaxSplits = 4096;
 constexpr size_t kWorkspaceAlign = 16;
@@ -157,6 +164,21 @@ __device__ __forceinline__ void emit(const ReduceKernelParams& p, int64_t o, int
     }
 }
 
+// Programmatic dependent launch (sm_90): the split kernels let the combine
+// kernel be scheduled while they run; the combine kernel waits for their
+// completion (and the visibility of their partials) before reading any.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // ---------------------------------------------------------------- rows
 // Work item w = (output, split); TEAM threads reduce its range of the row.
 template <class T, Acc A, int VEC, int TEAM>
@@ -170,6 +192,7 @@ __global__ void __launch_bounds__(kRowsThreads)
     const T* x = static_cast<const T*>(p.x);
     const int lane = threadIdx.x % TEAM;
     const int64_t items = p.outputs * p.splits;
+    if (p.splits > 1) allow_dependent_launch();
     for (int64_t base = int64_t(blockIdx.x) * kTeams; base < items; base += int64_t(gridDim.x) * kTeams) {
         const int64_t w = base + threadIdx.x / TEAM;
         float acc[kUnroll];
@@ -178,51 +201,54 @@ __global__ void __launch_bounds__(kRowsThreads)
         if (w < items) {
             const int64_t o = w / p.splits;
             const int split = int(w - o * p.splits);
-            const int64_t b = int64_t(split) * p.chunk;
-            const int64_t e = b + p.chunk < p.len ? b + p.chunk : p.len;
             int64_t xo, yo;
             index_offsets(p.kept, o, &xo, &yo);
             const T* row = x + xo;
-            if (VEC > 1 && p.contiguous) {
-                // Scalar head up to a 16-byte boundary, vector body, scalar tail.
-                const int64_t mis = int64_t((reinterpret_cast<uintptr_t>(row + b) / sizeof(T)) % VEC);
-                const int64_t head = std::min<int64_t>((VEC - mis) % VEC, e - b);
-                const int64_t nvec = (e - b - head) / VEC;
-                const int64_t body = b + head;
-                const int64_t tail = body + nvec * VEC;
-                if (lane < head) acc[0] = Op::apply(acc[0], ElemTraits<T>::to_float(row[b + lane]));
-                if (lane < e - tail) acc[1] = Op::apply(acc[1], ElemTraits<T>::to_float(row[tail + lane]));
-                const Vec<T, VEC>* vrow = reinterpret_cast<const Vec<T, VEC>*>(row + body);
-                for (int64_t i0 = lane; i0 < nvec; i0 += int64_t(kUnroll) * TEAM) {
-                    Vec<T, VEC> t[kUnroll];
+            // Split `split` owns the pieces split, split + splits, ... of p.chunk
+            // elements (one piece when chunk * splits >= len).
+            for (int64_t b = int64_t(split) * p.chunk; b < p.len; b += int64_t(p.splits) * p.chunk) {
+                const int64_t e = b + p.chunk < p.len ? b + p.chunk : p.len;
+                if (VEC > 1 && p.contiguous) {
+                    // Scalar head up to a 16-byte boundary, vector body, scalar tail.
+                    const int64_t mis = int64_t((reinterpret_cast<uintptr_t>(row + b) / sizeof(T)) % VEC);
+                    const int64_t head = std::min<int64_t>((VEC - mis) % VEC, e - b);
+                    const int64_t nvec = (e - b - head) / VEC;
+                    const int64_t body = b + head;
+                    const int64_t tail = body + nvec * VEC;
+                    if (lane < head) acc[0] = Op::apply(acc[0], ElemTraits<T>::to_float(row[b + lane]));
+                    if (lane < e - tail) acc[1] = Op::apply(acc[1], ElemTraits<T>::to_float(row[tail + lane]));
+                    const Vec<T, VEC>* vrow = reinterpret_cast<const Vec<T, VEC>*>(row + body);
+                    for (int64_t i0 = lane; i0 < nvec; i0 += int64_t(kUnroll) * TEAM) {
+                        Vec<T, VEC> t[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        const int64_t i = i0 + int64_t(u) * TEAM;
-                        if (i < nvec) t[u] = vrow[i];
-                    }
+                        for (int u = 0; u < kUnroll; ++u) {
+                            const int64_t i = i0 + int64_t(u) * TEAM;
+                            if (i < nvec) t[u] = vrow[i];
+                        }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        const int64_t i = i0 + int64_t(u) * TEAM;
-                        if (i < nvec) {
-                            float f[VEC];
-                            vec_to_f32<T, VEC>(t[u], f);
+                        for (int u = 0; u < kUnroll; ++u) {
+                            const int64_t i = i0 + int64_t(u) * TEAM;
+                            if (i < nvec) {
+                                float f[VEC];
+                                vec_to_f32<T, VEC>(t[u], f);
 #pragma unroll
-                            for (int j = 0; j < VEC; ++j) acc[u] = Op::apply(acc[u], f[j]);
+                                for (int j = 0; j < VEC; ++j) acc[u] = Op::apply(acc[u], f[j]);
+                            }
                         }
                     }
-                }
-            } else {
-                for (int64_t i0 = b + lane; i0 < e; i0 += int64_t(kUnroll) * TEAM) {
-                    T t[kUnroll];
+                } else {
+                    for (int64_t i0 = b + lane; i0 < e; i0 += int64_t(kUnroll) * TEAM) {
+                        T t[kUnroll];
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        const int64_t i = i0 + int64_t(u) * TEAM;
-                        if (i < e) t[u] = row[reduced_offset(p.red, i)];
-                    }
+                        for (int u = 0; u < kUnroll; ++u) {
+                            const int64_t i = i0 + int64_t(u) * TEAM;
+                            if (i < e) t[u] = row[reduced_offset(p.red, i)];
+                        }
 #pragma unroll
-                    for (int u = 0; u < kUnroll; ++u) {
-                        const int64_t i = i0 + int64_t(u) * TEAM;
-                        if (i < e) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u]));
+                        for (int u = 0; u < kUnroll; ++u) {
+                            const int64_t i = i0 + int64_t(u) * TEAM;
+                            if (i < e) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u]));
+                        }
                     }
                 }
             }
@@ -261,6 +287,7 @@ __global__ void __launch_bounds__(kColsLanes * kColsWarps)
     const int64_t outer = int64_t(blockIdx.x) / tiles_per_outer;
     const int64_t c0 = (int64_t(blockIdx.x) - outer * tiles_per_outer) * kTile + int64_t(threadIdx.x) * VEC;
     const int split = blockIdx.y;
+    if (p.splits > 1) allow_dependent_launch();
     const int64_t b = int64_t(split) * p.chunk;
     const int64_t e = b + p.chunk < p.len ? b + p.chunk : p.len;
     float acc[VEC];
@@ -316,6 +343,7 @@ template <Acc A>
 __global__ void __launch_bounds__(kFinalThreads)
     reduce_combine_kernel(const __grid_constant__ ReduceKernelParams p) {
     using Op = AccOp<A>;
+    wait_for_primary();
     const int lane = threadIdx.x % kWarpSize;
     constexpr int kWarps = kFinalThreads / kWarpSize;
     for (int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / kWarpSize; o < p.outputs;
@@ -384,7 +412,16 @@ struct Launch {
     const KernelEntry* kernel = nullptr;
     dim3 grid;
     dim3 block;
+    bool pdl = false;  // combine: launched as a programmatic dependent of the split kernel
 };
+
+// Whether `fn` runs as sm_90 code on this device (griddepcontrol compiled in).
+bool sm90_code(const DeviceInfo& dev, const void* fn) {
+    if (dev.cc_major < 9) return false;
+    cudaFuncAttributes a{};
+    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) return false;
+    return a.binaryVersion >= 90 && a.ptxVersion >= 90;
+}
 
 struct Dim {
     int64_t d, xs, ys;
@@ -481,7 +518,16 @@ public:
         if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
         TOPS_RETURN_IF_ERROR(launch_status(l.kernel->name));
         if (p.splits > 1) {
-            err = cudaLaunchKernel(combine_.kernel->fn, combine_.grid, combine_.block, kargs, 0, stream);
+            cudaLaunchConfig_t cfg{};
+            cfg.gridDim = combine_.grid;
+            cfg.blockDim = combine_.block;
+            cfg.stream = stream;
+            cudaLaunchAttribute attr{};
+            attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+            attr.val.programmaticStreamSerializationAllowed = 1;
+            cfg.attrs = &attr;
+            cfg.numAttrs = combine_.pdl && l.pdl ? 1 : 0;
+            err = cudaLaunchKernelExC(&cfg, combine_.kernel->fn, kargs);
             if (err != cudaSuccess) return cuda_status(err, combine_.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
             TOPS_RETURN_IF_ERROR(launch_status(combine_.kernel->name));
         }
@@ -553,6 +599,14 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         const int64_t teams = kRowsThreads / team;
         base.splits = choose_splits((base.outputs + teams - 1) / teams, resident, base.len, kMinSplitElems);
         base.chunk = (base.len + base.splits - 1) / base.splits;
+        if (base.splits > 1 && base.chunk > kSplitPiece) {
+            // Interleaved pieces (split s reads pieces s, s + splits, ...), so the blocks
+            // stream neighbouring memory at any moment, as they do over the rows of a
+            // last-dim reduction; the same number of pieces per split, rounded to 16 bytes.
+            const int64_t per_split = (base.chunk + kSplitPiece - 1) / kSplitPiece;
+            const int64_t pieces = per_split * base.splits;
+            base.chunk = ((base.len + pieces - 1) / pieces + vm - 1) / vm * vm;
+        }
         const int64_t items = base.outputs * base.splits;
         const unsigned grid = unsigned(std::max<int64_t>(1, std::min((items + teams - 1) / teams, resident)));
         if (vec_ok) vec_l = {k, dim3(grid), dim3(kRowsThreads)};
@@ -566,6 +620,9 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         const int64_t warps = kFinalThreads / kWarpSize;
         combine_l.grid = dim3(unsigned(std::max<int64_t>(1, std::min((base.outputs + warps - 1) / warps, resident_c))));
         combine_l.block = dim3(kFinalThreads);
+        combine_l.pdl = sm90_code(dev, combine_l.kernel->fn);
+        vec_l.pdl = vec_l.kernel && sm90_code(dev, vec_l.kernel->fn);
+        scalar_l.pdl = sm90_code(dev, scalar_l.kernel->fn);
     }
     const Launch& shown = vec_l.kernel ? vec_l : scalar_l;
     std::string why = fmt(cols ? "columns" : base.contiguous ? "contiguous rows" : "strided rows",
