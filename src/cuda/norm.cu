@@ -512,16 +512,13 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const
         persistent = true;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
+    int per_sm = 0;
+    TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
+                                                                                   l.threads, l.smem),
+                                     "norm: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("norm: ", l.kernel->name, " cannot be resident"));
     const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
-    int64_t groups = needed;
-    if (persistent) {
-        int per_sm = 0;
-        TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
-                                                                                       l.threads, l.smem),
-                                         "norm: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-        if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("norm: ", l.kernel->name, " cannot be resident"));
-        groups = std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count);
-    }
+    const int64_t groups = persistent ? std::min<int64_t>(needed, int64_t(per_sm) * dev.sm_count) : needed;
     // Kernels walk rows with a grid stride, so a grid capped at the launch limit covers any row count.
     constexpr int64_t kMaxGrid = 0x7fffffff;
     l.grid = int(std::clamp<int64_t>(groups, 1, kMaxGrid));
