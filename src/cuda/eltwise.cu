@@ -13,14 +13,19 @@
 //   gather   one varying dim otherwise: per-element index math.
 // A dense y with classified inputs takes the vector kernel (VEC = 1 when an
 // input is gathered or a pointer is misaligned): each thread
-// handles 16 elements of y per step as 16-byte vectors (grid-stride over
-// a persistent grid), loading each input by its class. Anything else (a
+// handles 4 16-byte vectors of y per step (grid-stride over a one-wave
+// persistent grid sized from the SM count), loading each input by its class
+// with all loads of a step issued before any math (bytes in flight), the
+// f16 / bf16 conversions paired, and the activation's accuracy tier set by
+// the storage type (activation.cuh: GELU erf is ~17 instructions for 16-bit
+// storage, so the f16 passes stay memory-bound). Anything else (a
 // strided y, inputs varying along several dims) takes the general kernel,
 // which decomposes each element index over the merged dims. Every element
 // is read and written by the same thread, so y may alias an input exactly.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "cuda/common/activation.cuh"
@@ -35,8 +40,14 @@ constexpr int kThreads = 256;
 // At least this many blocks per SM (caps registers at 64 per thread, so
 // enough loads are in flight to cover memory latency).
 constexpr int kMinBlocksPerSm = 4;
-// y elements a thread handles per step: 4 f32 or 2 f16 / bf16 vectors in flight.
-constexpr int kElemsPerStep = 16;
+// Vectors of each input a thread has in flight per step: bias + activation
+// and PReLU (two inputs) load 4 16-byte vectors of each (16 f32 or 32 f16 /
+// bf16 elements) and keep them packed until their step's math; weighted sums
+// (up to 8 inputs, folded one input at a time) take 16 elements per step.
+// The VEC = 1 kernel takes 16 elements per step either way.
+constexpr int kVecsPerStep = 4;
+constexpr int kWsumElemsPerStep = 16;
+constexpr int kScalarsPerStep = 16;
 constexpr size_t kVecBytes = 16;
 
 enum class Mode : int { dense, konst, row_vec, run, gather };
@@ -72,9 +83,10 @@ __device__ __forceinline__ float fold(int k, float acc, float in, float coef) {
     return k == 0 ? in : acc + in;  // bias_act: x + bias
 }
 
-template <EltwiseKind K, Activation A>
+// The activation's accuracy tier follows the storage type T (activation.cuh).
+template <class T, EltwiseKind K, Activation A>
 __device__ __forceinline__ float finish(float v) {
-    if constexpr (K == EltwiseKind::bias_act) return activate<A>(v);
+    if constexpr (K == EltwiseKind::bias_act) return activate<A, T>(v);
     return v;
 }
 
@@ -117,6 +129,38 @@ __device__ __forceinline__ void load_vec(const EltInput& in, int64_t i, float (&
     }
 }
 
+// The same, as the 16 packed bytes (converted at the step's math, which
+// halves the registers a 16-bit vector in flight takes; kept as uint4, as
+// arrays of bf16 vectors went through local memory).
+template <class T, int VEC>
+__device__ __forceinline__ uint4 load_packed(const EltInput& in, int64_t i) {
+    static_assert(VEC * sizeof(T) == sizeof(uint4), "packed loads are whole 16-byte vectors");
+    const T* p = static_cast<const T*>(in.ptr);
+    if (in.mode == Mode::dense || in.mode == Mode::row_vec) {
+        int64_t off = i;
+        if (in.mode == Mode::row_vec) {
+            uint64_t q, rem;
+            in.size.divmod(uint64_t(i), &q, &rem);
+            off = int64_t(rem);
+        }
+        return *reinterpret_cast<const uint4*>(p + off);
+    }
+    Vec<T, VEC> r;
+    const T s = in.mode == Mode::konst ? p[0] : p[periodic_offset(in, i)];
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) r.v[j] = s;
+    uint4 b;
+    memcpy(&b, &r, sizeof(b));
+    return b;
+}
+
+template <class T, int VEC>
+__device__ __forceinline__ void packed_to_f32(const uint4& b, float (&v)[VEC]) {
+    Vec<T, VEC> t;
+    memcpy(&t, &b, sizeof(b));
+    vec_to_f32<T, VEC>(t, v);
+}
+
 // Inputs a kind can have: two for bias + activation and PReLU.
 template <EltwiseKind K>
 constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2;
@@ -128,37 +172,69 @@ template <class T, EltwiseKind K, Activation A, int VEC>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     eltwise_dense_kernel(const __grid_constant__ EltwiseKernelParams p) {
     static_assert(VEC * sizeof(T) <= kVecBytes, "vectors are at most 16 bytes");
-    constexpr int kUnroll = VEC >= kElemsPerStep ? 1 : kElemsPerStep / VEC;
+    // Two-input kinds with vectors keep a step's loads packed until its math.
+    constexpr bool kPacked = K != EltwiseKind::weighted_sum && VEC > 1;
+    constexpr int kUnroll = VEC == 1 ? kScalarsPerStep : kPacked ? kVecsPerStep : kWsumElemsPerStep / VEC;
+    static_assert(kUnroll >= 1, "a step is whole vectors");
     T* y = static_cast<T*>(p.y);
     const int64_t nvec = p.n / VEC;
     const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
     const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     for (int64_t v0 = gtid; v0 < nvec; v0 += int64_t(kUnroll) * gstride) {
-        float acc[kUnroll][VEC] = {};
+        if constexpr (kPacked) {
+            // Every load of the step first: (inputs, kUnroll) vectors.
+            uint4 raw[2][kUnroll] = {};
 #pragma unroll
-        for (int k = 0; k < kInputsOf<K>; ++k) {
-            if (k < p.num_inputs) {
-                float in[kUnroll][VEC];
+            for (int k = 0; k < 2; ++k) {
 #pragma unroll
                 for (int u = 0; u < kUnroll; ++u) {
                     const int64_t v = v0 + int64_t(u) * gstride;
-                    if (v < nvec) load_vec<T, VEC>(p.in[k], v * VEC, in[u]);
-                }
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-                    for (int j = 0; j < VEC; ++j) acc[u][j] = fold<K>(k, acc[u][j], in[u][j], p.coefs[k]);
+                    if (k < p.num_inputs && v < nvec) raw[k][u] = load_packed<T, VEC>(p.in[k], v * VEC);
                 }
             }
-        }
+            // Then each vector through to its store.
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int64_t v = v0 + int64_t(u) * gstride;
-            if (v < nvec) {
-                float out[VEC];
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t v = v0 + int64_t(u) * gstride;
+                if (v < nvec) {
+                    float acc[VEC], in[VEC];
+                    packed_to_f32<T, VEC>(raw[0][u], acc);
+                    packed_to_f32<T, VEC>(raw[1][u], in);
 #pragma unroll
-                for (int j = 0; j < VEC; ++j) out[j] = finish<K, A>(acc[u][j]);
-                store_vec_f32<T, VEC>(y + v * VEC, out);
+                    for (int j = 0; j < VEC; ++j) {
+                        if (p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
+                        acc[j] = finish<T, K, A>(acc[j]);
+                    }
+                    store_vec_f32<T, VEC>(y + v * VEC, acc);
+                }
+            }
+        } else {
+            float acc[kUnroll][VEC] = {};  // (kUnroll, VEC)
+#pragma unroll
+            for (int k = 0; k < kInputsOf<K>; ++k) {
+                if (k < p.num_inputs) {
+                    float in[kUnroll][VEC];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+                        const int64_t v = v0 + int64_t(u) * gstride;
+                        if (v < nvec) load_vec<T, VEC>(p.in[k], v * VEC, in[u]);
+                    }
+#pragma unroll
+                    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) acc[u][j] = fold<K>(k, acc[u][j], in[u][j], p.coefs[k]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t v = v0 + int64_t(u) * gstride;
+                if (v < nvec) {
+                    float out[VEC];
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) out[j] = finish<T, K, A>(acc[u][j]);
+                    store_vec_f32<T, VEC>(y + v * VEC, out);
+                }
             }
         }
     }
@@ -169,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         for (int k = 0; k < kInputsOf<K>; ++k) {
             if (k < p.num_inputs) acc = fold<K>(k, acc, load_one<T>(p.in[k], i), p.coefs[k]);
         }
-        y[i] = ElemTraits<T>::from_float(finish<K, A>(acc));
+        y[i] = ElemTraits<T>::from_float(finish<T, K, A>(acc));
     }
 }
 
@@ -205,7 +281,7 @@ __global__ void __launch_bounds__(kThreads)
                 acc = fold<K>(k, acc, v, p.coefs[k]);
             }
         }
-        y[yo] = ElemTraits<T>::from_float(finish<K, A>(acc));
+        y[yo] = ElemTraits<T>::from_float(finish<T, K, A>(acc));
     }
 }
 
@@ -411,11 +487,12 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
     if (classified) {
         // A gathered input needs per-element index math: the VEC = 1 kernel.
         if (!gather) {
+            const int64_t per_step = ep.kind == EltwiseKind::weighted_sum ? kWsumElemsPerStep : vm * kVecsPerStep;
             TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
-                                                 base.n / kElemsPerStep + 1, dev, &vec_l));
+                                             base.n / per_step + 1, dev, &vec_l));
         }
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, 1),
-                                         base.n / kElemsPerStep + 1, dev, &fallback_l));
+                                         base.n / kScalarsPerStep + 1, dev, &fallback_l));
         path = "dense y, classified inputs";
     } else {
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kStrided, dt, ep.kind, ep.act, 1), base.n, dev,

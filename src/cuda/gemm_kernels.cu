@@ -7,23 +7,31 @@
 // cuBLASLt cannot describe, so simplicity wins over bandwidth here.
 // The exception is the in-place activation over a dense D (GELU erf, SiLU
 // after a cuBLASLt bias epilogue), which is on the hot path: 16-byte vectors,
-// the activation a template parameter, a grid of a few waves striding over D
-// right after the GEMM wrote it (much of D is still in L2).
+// several per thread in flight, paired f16 / bf16 conversions, the
+// activation a template parameter (its cost decides whether the pass keeps
+// up with L2: GELU erf is the cheap form of activation.cuh), a grid of a few
+// waves striding over D right after the GEMM wrote it (much of D is still in
+// L2).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/gemm.hpp"
+#include "cuda/vec_convert.cuh"
 
 namespace tops::cuda {
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // grid-stride beyond this
+constexpr size_t kVecBytes = 16;
+// 16-byte vectors of D a thread of the activation pass has in flight per step.
+constexpr int kActVecsPerStep = 4;
 
 template <class T>
 __global__ void gemm_strided_epilogue_kernel(const __grid_constant__ GemmStridedParams p) {
@@ -41,7 +49,7 @@ __global__ void gemm_strided_epilogue_kernel(const __grid_constant__ GemmStrided
         float v = 0.0f;
         if (src) v = p.scale * Tr::to_float(src[b * p.src_strides[0] + i * p.src_strides[1] + j * p.src_strides[2]]);
         if (bias) v += Tr::to_float(bias[j * p.bias_stride]);
-        v = activate(p.act, v);
+        v = activate<T>(p.act, v);
         dst[b * p.dst_strides[0] + i * p.dst_strides[1] + j * p.dst_strides[2]] = Tr::from_float(v);
     }
 }
@@ -61,24 +69,41 @@ __global__ void gemm_fill_uniform_kernel(T* ptr, int64_t n, uint32_t seed) {
     }
 }
 
-// d[i] = act(d[i]) over n elements; d is 16-byte aligned.
+// d[i] = act(d[i]) over n elements; d is 16-byte aligned. Each thread takes
+// kActVecsPerStep vectors per step, a grid stride apart, and loads them all
+// before converting any (more bytes in flight); f16 / bf16 convert in pairs
+// and take the 16-bit accuracy tier of the activation (activation.cuh).
 template <class T, Activation A>
-__global__ void gemm_act_dense_vec_kernel(T* d, int64_t n) {
-    constexpr int kVec = int(16 / sizeof(T));
-    using V = Vec<T, kVec>;
-    using Tr = ElemTraits<T>;
+__global__ void __launch_bounds__(kThreads) gemm_act_dense_vec_kernel(T* d, int64_t n) {
+    constexpr int kVec = int(kVecBytes / sizeof(T));
+    constexpr int kUnroll = kActVecsPerStep;
     const int64_t nvec = n / kVec;
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
-    V* dv = reinterpret_cast<V*>(d);
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < nvec; i += step) {
-        V x = dv[i];
+    const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    static_assert(kVec * sizeof(T) == sizeof(uint4), "whole 16-byte vectors");
+    for (int64_t i0 = gtid; i0 < nvec; i0 += kUnroll * step) {
+        uint4 raw[kUnroll] = {};  // packed until the math: (kUnroll) vectors
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) x.v[e] = Tr::from_float(activate<A>(Tr::to_float(x.v[e])));
-        dv[i] = x;
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t i = i0 + u * step;
+            if (i < nvec) raw[u] = *reinterpret_cast<const uint4*>(d + i * kVec);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t i = i0 + u * step;
+            if (i < nvec) {
+                Vec<T, kVec> t;
+                memcpy(&t, &raw[u], sizeof(t));
+                float v[kVec];
+                vec_to_f32<T, kVec>(t, v);
+#pragma unroll
+                for (int e = 0; e < kVec; ++e) v[e] = activate<A, T>(v[e]);
+                store_vec_f32<T, kVec>(d + i * kVec, v);
+            }
+        }
     }
-    for (int64_t i = nvec * kVec + int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-        d[i] = Tr::from_float(activate<A>(Tr::to_float(d[i])));
-    }
+    using Tr = ElemTraits<T>;
+    for (int64_t i = nvec * kVec + gtid; i < n; i += step) d[i] = Tr::from_float(activate<A, T>(Tr::to_float(d[i])));
 }
 
 template <class T>
@@ -114,7 +139,8 @@ Status launch_gemm_strided(const GemmStridedParams& p, tops_dtype_t dtype, cudaS
 Status launch_gemm_act_dense(void* d, int64_t n, Activation act, tops_dtype_t dtype, int max_blocks,
                              cudaStream_t stream) {
     if (n == 0) return Status::ok();
-    const int grid = std::min(blocks_for(n * int64_t(dtype_size(dtype)) / 16), std::max(max_blocks, 1));
+    const int64_t per_thread = int64_t(kActVecsPerStep) * int64_t(kVecBytes / dtype_size(dtype));
+    const int grid = std::min(blocks_for(n / per_thread), std::max(max_blocks, 1));
     switch (dtype) {
         case TOPS_DTYPE_F32: return launch_act_dense_typed(static_cast<float*>(d), n, act, grid, stream);
         case TOPS_DTYPE_F16: return launch_act_dense_typed(static_cast<__half*>(d), n, act, grid, stream);
