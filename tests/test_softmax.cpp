@@ -94,6 +94,11 @@ std::vector<SoftmaxCase> cases() {
         sc("large_4x32785_log", {4, 32785}).log_softmax(),
         sc("large_16384x64_mask", {16384, 64}).mask({16384, 1}),
         sc("large_2x65539", {2, 65539}),
+        // short rows (8 lanes x 4 vectors for f32) over more rows than one
+        // wave of resident blocks: partial rows, odd row counts, padded rows
+        sc("many_rows_20011x128", {20011, 128}),
+        sc("many_rows_40009x100_log", {40009, 100}).scaled(-0.125f).log_softmax(),
+        sc("many_rows_padded_17001x96", {17001, 96}).x(Layout::Padded).y(Layout::Padded),
         // axes
         sc("axis0_4d", {3, 5, 7, 11}).on_axis(0), sc("axis1_4d", {3, 5, 7, 11}).on_axis(1),
         sc("axis2_4d", {3, 5, 7, 11}).on_axis(2), sc("axis3_4d", {3, 5, 7, 11}).on_axis(3),
