@@ -21,7 +21,7 @@
 set -uo pipefail
 
 if [[ $# -lt 1 ]]; then
-    sed -n '2,16p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
