@@ -7,7 +7,10 @@
 //     cu_seqlens (cub::BlockScan over chunks of kScanThreads, carrying the
 //     running sum in 64 bits; clamping each prefix to total is the same as
 //     clamping the running sum at every step, since both are monotone).
-//  2. pad_rows_kernel<VB, kUnpad = true>: copies the valid rows.
+//  2. pad_rows_kernel<VB, kUnpad = true>: copies the valid rows. On sm_90 it
+//     is a programmatic dependent of the scan (common/device.cuh): its blocks
+//     are resident while the one-block scan runs and wait for its cu_seqlens,
+//     instead of the launch starting only when the scan has drained.
 // pad launches pad_rows_kernel<VB, false> only: every padded row is written,
 // from its packed row or as zeros.
 // The row kernel walks the flattened (padded row, unit) space, where a unit
@@ -51,6 +54,7 @@ struct PadScanParams {
 __global__ void __launch_bounds__(kScanThreads) pad_scan_lengths_kernel(const __grid_constant__ PadScanParams p) {
     using Scan = cub::BlockScan<long long, kScanThreads>;
     __shared__ typename Scan::TempStorage temp;
+    allow_dependent_launch();  // the row kernel may start; it waits before reading cu_seqlens
     if (threadIdx.x == 0) p.cu_seqlens[0] = 0;
     long long carry = 0;
     for (int64_t base = 0; base < p.batch; base += kScanThreads) {
@@ -86,6 +90,7 @@ __global__ void __launch_bounds__(kRowThreads) pad_rows_kernel(const __grid_cons
     const U* src = static_cast<const U*>(p.src);
     U* dst = static_cast<U*>(p.dst);
     const int64_t chunk = int64_t(kRowThreads) * kUnroll;
+    if constexpr (kUnpad) wait_for_primary();  // cu_seqlens comes from the scan kernel
     for (int64_t base = int64_t(blockIdx.x) * chunk + threadIdx.x; base < p.units; base += int64_t(gridDim.x) * chunk) {
         U v[kUnroll];
         int64_t out[kUnroll];
@@ -167,8 +172,11 @@ public:
         // Blocks to fill the device a few times over; the kernel loops past that.
         constexpr int64_t kBlocksPerSm = 8;
         max_grid_ = std::max<int64_t>(1, int64_t(dev.sm_count) * kBlocksPerSm);
+        pdl_ = p.unpad && runs_sm90_code(dev, reinterpret_cast<const void*>(pad_scan_lengths_kernel)) &&
+               runs_sm90_code(dev, reinterpret_cast<const void*>(row_kernel<true>(kVectorBytes[0])));
         why_ = fmt("rows=", rows, " row_bytes=", row_bytes, contiguous_ ? " contiguous features" : " strided features",
-                   p.unpad ? ", lengths scanned on the device by one block" : "");
+                   p.unpad ? ", lengths scanned on the device by one block" : "",
+                   pdl_ ? ", rows launched as its programmatic dependent" : "");
     }
 
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
@@ -221,7 +229,16 @@ public:
         const RowKernel k = p_.unpad ? row_kernel<true>(vb) : row_kernel<false>(vb);
         void* rargs[] = {&rp};
         const char* name = row_kernel_name(p_.unpad, vb);
-        const cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(grid), dim3(kRowThreads), rargs, 0, stream);
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(unsigned(grid));
+        cfg.blockDim = dim3(kRowThreads);
+        cfg.stream = stream;
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = pdl_ ? 1 : 0;
+        const cudaError_t err = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k), rargs);
         if (err != cudaSuccess) return cuda_status(err, name, TOPS_ERROR_DEVICE_LAUNCH);
         return launch_status(name);
     }
@@ -252,6 +269,7 @@ private:
     bool empty_rows_ = false;
     bool allowed_[kNumVectorBytes] = {};
     int64_t max_grid_ = 1;
+    bool pdl_ = false;  // unpad: the row kernel is a programmatic dependent of the scan
     std::string why_;
 };
 

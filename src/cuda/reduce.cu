@@ -164,20 +164,9 @@ __device__ __forceinline__ void emit(const ReduceKernelParams& p, int64_t o, int
     }
 }
 
-// Programmatic dependent launch (sm_90): the split kernels let the combine
-// kernel be scheduled while they run; the combine kernel waits for their
-// completion (and the visibility of their partials) before reading any.
-__device__ __forceinline__ void allow_dependent_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void wait_for_primary() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+// Programmatic dependent launch (device.cuh): the split kernels let the
+// combine kernel be scheduled while they run; the combine kernel waits for
+// their completion (and the visibility of their partials) before reading any.
 
 // ---------------------------------------------------------------- rows
 // Work item w = (output, split); TEAM threads reduce its range of the row.
@@ -415,14 +404,6 @@ struct Launch {
     bool pdl = false;  // combine: launched as a programmatic dependent of the split kernel
 };
 
-// Whether `fn` runs as sm_90 code on this device (griddepcontrol compiled in).
-bool sm90_code(const DeviceInfo& dev, const void* fn) {
-    if (dev.cc_major < 9) return false;
-    cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) return false;
-    return a.binaryVersion >= 90 && a.ptxVersion >= 90;
-}
-
 struct Dim {
     int64_t d, xs, ys;
 };
@@ -620,9 +601,9 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         const int64_t warps = kFinalThreads / kWarpSize;
         combine_l.grid = dim3(unsigned(std::max<int64_t>(1, std::min((base.outputs + warps - 1) / warps, resident_c))));
         combine_l.block = dim3(kFinalThreads);
-        combine_l.pdl = sm90_code(dev, combine_l.kernel->fn);
-        vec_l.pdl = vec_l.kernel && sm90_code(dev, vec_l.kernel->fn);
-        scalar_l.pdl = sm90_code(dev, scalar_l.kernel->fn);
+        combine_l.pdl = runs_sm90_code(dev, combine_l.kernel->fn);
+        vec_l.pdl = vec_l.kernel && runs_sm90_code(dev, vec_l.kernel->fn);
+        scalar_l.pdl = runs_sm90_code(dev, scalar_l.kernel->fn);
     }
     const Launch& shown = vec_l.kernel ? vec_l : scalar_l;
     std::string why = fmt(cols ? "columns" : base.contiguous ? "contiguous rows" : "strided rows",

@@ -139,17 +139,6 @@ Launch block_launch(const SoftmaxParams& sp, const DeviceInfo& dev, int vec, int
     return l;
 }
 
-// Whether `fn` runs as sm_90 code on this device (clusters and distributed
-// shared memory): its machine code is for sm_90 and was compiled from PTX of
-// compute_90 or later (code JIT-compiled from compute_80 PTX has the cluster
-// path compiled out).
-bool clusters_usable(const DeviceInfo& dev, const void* fn) {
-    if (dev.cc_major < 9) return false;
-    cudaFuncAttributes a{};
-    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) return false;
-    return a.binaryVersion >= 90 && a.ptxVersion >= 90;
-}
-
 Status prepare_smem(const Launch& l) {
     if (l.smem == 0) return Status::ok();
     return cuda_status(cudaFuncSetAttribute(l.kernel->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.smem)),
@@ -215,7 +204,7 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         // in one block (4096x32768 f32: 98% in one block, 95% over 2). Rows
         // longer than every cluster's shared memory re-read their uncached tail.
         l = block_launch(sp, dev, vec, 1);
-        if (l.kernel && l.cache_vecs < l.slice_vecs && clusters_usable(dev, l.kernel->fn)) {
+        if (l.kernel && l.cache_vecs < l.slice_vecs && runs_sm90_code(dev, l.kernel->fn)) {
             double best_fill = 0.0;
             for (int c = kMaxCluster; c >= 2; c /= 2) {
                 const Launch cl = block_launch(sp, dev, vec, c);

@@ -32,6 +32,20 @@ inline Status launch_status(const char* kernel) {
     return cuda_status(cudaGetLastError(), kernel, TOPS_ERROR_DEVICE_LAUNCH);
 }
 
+// Whether `fn` runs as sm_90 code on this device: its machine code is for
+// sm_90 and was compiled from PTX of compute_90 or later, so the Hopper-only
+// paths (clusters, distributed shared memory, griddepcontrol) are compiled in
+// (code JIT-compiled from compute_80 PTX has them compiled out).
+inline bool runs_sm90_code(const DeviceInfo& dev, const void* fn) {
+    if (dev.cc_major < 9) return false;
+    cudaFuncAttributes a{};
+    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.binaryVersion >= 90 && a.ptxVersion >= 90;
+}
+
 // Makes `device` current for the scope and restores the caller's device on exit.
 // cudaGetDevice reads thread-local state: the common case (already current) costs
 // no driver call beyond it.

@@ -159,4 +159,20 @@ struct FastDivmod {
     }
 };
 
+// Programmatic dependent launch (sm_90; no-ops before): a primary kernel lets
+// the next kernel of the stream, launched with the programmatic-serialization
+// attribute, be scheduled while it runs; the dependent waits for the
+// primary's completion and the visibility of its writes before reading them.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void wait_for_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 }  // namespace tops::cuda
