@@ -150,7 +150,9 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
     // The best-matching configuration of the head dim: decode flag first,
     // then the row kind (attn::RowKind); TOPS_ATTENTION_CONFIG=<substring of
     // a kernel name> picks another compiled one of the same head dim (tuning).
-    const int rows = ap.window_right >= 0 ? attn::kBanded : attn::kFull;
+    // Varlen rows end at each sequence's own length, so like a right bound
+    // they cut the last key tile of a row block: the banded tiles waste less.
+    const int rows = ap.window_right >= 0 || ap.varlen ? attn::kBanded : attn::kFull;
     const char* forced = std::getenv("TOPS_ATTENTION_CONFIG");
     const KernelConfig* k = nullptr;
     int best = -1;
