@@ -1,8 +1,11 @@
 // CPU plan of GEMM: picks the blocking from the cache sizes, sizes the
 // workspace for the largest thread team the op may run with, and runs the
 // blocked kernel (src/cpu/kernels/gemm_blocked.cpp) for the active ISA.
-//   KC: a packed B sliver (KC, NR) takes about 2/3 of L1d;
-//   MC: a packed A block (MC, KC) takes about half of L2;
+//   KC: a packed B sliver (KC, NR) takes about 1/16 of L2 (it streams from
+//       L2; a deep KC amortizes each tile's fixed cost: zeroing, the
+//       read-modify-write of D between K slabs and its misses);
+//   MC: a packed A block (MC, KC) takes about a quarter of L2 (so the B
+//       sliver, D tiles and the next A slivers stay beside it);
 //   NC: a packed B panel (KC, NC) takes at most a quarter of L3, capped.
 // Cache sizes come from sysconf (glibc reads cpuid), with defaults when the
 // system does not say. TOPS_GEMM_BLOCKS=mc,kc,nc overrides the blocking
@@ -27,11 +30,12 @@
 namespace tops::cpu {
 namespace {
 
-constexpr long kDefaultL1 = 32 * 1024;
 constexpr long kDefaultL2 = 1024 * 1024;
 constexpr long kDefaultL3 = 8 * 1024 * 1024;
 constexpr int64_t kMinKc = 64, kMaxKc = 1024;
 constexpr int64_t kMaxNc = 4096;
+constexpr long kKcL2Share = 16;  // B sliver (KC, NR): 1/16 of L2
+constexpr long kMcL2Share = 4;   // A block (MC, KC): 1/4 of L2
 constexpr int64_t kSerialFlops = int64_t(1) << 21;  // below ~2 MFLOP one thread is faster
 
 long cache_bytes(int name, long fallback) {
@@ -43,13 +47,12 @@ int64_t round_down_to(int64_t v, int64_t step) { return std::max(step, v / step 
 int64_t round_up_to(int64_t v, int64_t step) { return (v + step - 1) / step * step; }
 
 GemmBlocking default_blocking(GemmTileShape tile) {
-    const long l1 = cache_bytes(_SC_LEVEL1_DCACHE_SIZE, kDefaultL1);
     const long l2 = cache_bytes(_SC_LEVEL2_CACHE_SIZE, kDefaultL2);
     const long l3 = cache_bytes(_SC_LEVEL3_CACHE_SIZE, kDefaultL3);
     constexpr int64_t f = int64_t(sizeof(float));
     GemmBlocking b;
-    b.kc = std::clamp<int64_t>(round_down_to(l1 * 2 / 3 / (tile.nr * f), 8), kMinKc, kMaxKc);
-    b.mc = round_down_to(l2 / 2 / (b.kc * f), tile.mr);
+    b.kc = std::clamp<int64_t>(round_down_to(l2 / kKcL2Share / (tile.nr * f), 8), kMinKc, kMaxKc);
+    b.mc = round_down_to(l2 / kMcL2Share / (b.kc * f), tile.mr);
     b.nc = std::min(kMaxNc, round_down_to(l3 / 4 / (b.kc * f), tile.nr));
     return b;
 }

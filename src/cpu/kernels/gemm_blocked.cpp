@@ -10,9 +10,10 @@
 // packing, and packing handles any strides (row- or column-major, padded, batch stride 0), so the
 // micro-kernel sees one layout only. The micro-kernel keeps an MR x NR tile
 // (NR = two SIMD vectors) in registers: per k step two B vectors are loaded
-// and each A element is broadcast into two FMAs. A packed B sliver stays in L1
-// while the loop walks the A slivers of the block (kept in L2), which is why
-// KC is sized from L1 and MC from L2 (src/cpu/gemm.cpp).
+// and each A element is broadcast into two FMAs. A packed B sliver is reused
+// while the loop walks the A slivers of the block; both stream from L2 (a
+// k step needs 184 bytes per 28 FMAs), so KC and MC are sized from L2 and KC
+// is deep, to amortize each tile's fixed cost (src/cpu/gemm.cpp).
 //
 // The epilogue runs in the tile store: the first K slab adds beta * C, later
 // slabs add the partial sums kept in D (f32 output) or in an f32 workspace
