@@ -148,37 +148,55 @@ void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 // sliver streams from L2 while the B sliver stays in L1).
 constexpr int kPrefetchA = 8 * kMr;
 
+// One k step: acc (MR, NR) += a (MR) outer b (NR).
+TOPS_MICRO_INLINE void fma_step(const float* __restrict a, const float* __restrict b, Tile& acc) {
+    __builtin_prefetch(a + kPrefetchA, 0, 3);
+    const VecF b0 = VecF::load_aligned(b);
+    const VecF b1 = VecF::load_aligned(b + kLanes);
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+        const VecF ai(a[i]);
+        acc[i][0] = xsimd::fma(ai, b0, acc[i][0]);
+        acc[i][1] = xsimd::fma(ai, b1, acc[i][1]);
+    }
+}
+
+// What the tile's epilogue reads or writes, pulled into L1 while the
+// micro-kernel runs: MR rows of NR elements at row stride rs. The first
+// kTilePrefetchSteps k steps each prefetch one end of one row, so the misses
+// trickle out (all 2 * MR at once would take every L1 fill buffer and stall
+// the first k steps' loads behind them).
+template <class T>
+struct TilePrefetch {
+    const T* p = nullptr;
+    int64_t rs = 0;
+};
+constexpr int64_t kTilePrefetchSteps = 2 * kMr;
+
 // acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed.
-TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc) {
+template <class T>
+TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc,
+                                    TilePrefetch<T> pf) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
         for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
     }
-#pragma GCC unroll 2
-    for (int64_t p = 0; p < kc; ++p) {
-        __builtin_prefetch(a + kPrefetchA, 0, 3);
-        const VecF b0 = VecF::load_aligned(b);
-        const VecF b1 = VecF::load_aligned(b + kLanes);
-#pragma GCC unroll 32
-        for (int i = 0; i < kMr; ++i) {
-            const VecF ai(a[i]);
-            acc[i][0] = xsimd::fma(ai, b0, acc[i][0]);
-            acc[i][1] = xsimd::fma(ai, b1, acc[i][1]);
+    int64_t p = 0;
+    if (pf.p) {
+        const int64_t steps = std::min(kc, kTilePrefetchSteps);
+        for (; p < steps; ++p) {
+            __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
+            fma_step(a, b, acc);
+            a += kMr;
+            b += kNr;
         }
+    }
+#pragma GCC unroll 2
+    for (; p < kc; ++p) {
+        fma_step(a, b, acc);
         a += kMr;
         b += kNr;
-    }
-}
-
-// Pulls the (MR, NR) tile at p (row stride rs, unit column stride) into L1
-// while the micro-kernel runs, so the epilogue does not wait on memory.
-template <class T>
-TOPS_MICRO_INLINE void prefetch_tile(const T* p, int64_t rs) {
-#pragma GCC unroll 32
-    for (int i = 0; i < kMr; ++i) {
-        __builtin_prefetch(p + i * rs, 0, 3);
-        __builtin_prefetch(p + i * rs + kNr - 1, 0, 3);
     }
 }
 
@@ -307,18 +325,23 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                         for (int64_t ir = 0; ir < mcur; ir += kMr) {
                             const int64_t i0 = ic + ir;
                             const int64_t mrows = std::min<int64_t>(kMr, mcur - ir);
-                            if (mrows == kMr) {  // what the epilogue reads or writes
-                                if (!first && (kF32Out || accbuf)) {
-                                    if constexpr (kF32Out) prefetch_tile(D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs);
-                                    else prefetch_tile(accbuf + i0 * g.n + j0, g.n);
-                                } else if (first && C) {
-                                    prefetch_tile(C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs);
-                                } else if (last) {
-                                    prefetch_tile(D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs);
-                                }
-                            }
                             Tile acc;
-                            micro_kernel(kc, apack + ir * kc, bpack + s * kNr * kc, acc);
+                            const float* ap = apack + ir * kc;
+                            const float* bp = bpack + s * kNr * kc;
+                            // prefetch what the epilogue reads or writes (full tiles)
+                            if (mrows == kMr && !first && (kF32Out || accbuf)) {
+                                if constexpr (kF32Out) {
+                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                                } else {
+                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n});
+                                }
+                            } else if (mrows == kMr && first && C) {
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs});
+                            } else if (mrows == kMr && last) {
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                            } else {
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{});
+                            }
 
                             TileDest<OUT> t;
                             t.alpha = g.alpha;
