@@ -173,10 +173,13 @@ struct TilePrefetch {
 };
 constexpr int64_t kTilePrefetchSteps = 2 * kMr;
 
-// acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed.
+// acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed. next_b (or
+// nullptr): the B sliver the next tile reads, pulled into L2 two lines per
+// k step (the last tile of a sliver passes it: the packed B panel is larger
+// than L2, so a new sliver would otherwise start from L3).
 template <class T>
 TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc,
-                                    TilePrefetch<T> pf) {
+                                    TilePrefetch<T> pf, const float* next_b) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
@@ -190,6 +193,18 @@ TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const
             fma_step(a, b, acc);
             a += kMr;
             b += kNr;
+        }
+    }
+    if (next_b) {
+        next_b += p * kNr;
+#pragma GCC unroll 2
+        for (; p < kc; ++p) {
+            __builtin_prefetch(next_b, 0, 2);
+            __builtin_prefetch(next_b + kLanes, 0, 2);
+            fma_step(a, b, acc);
+            a += kMr;
+            b += kNr;
+            next_b += kNr;
         }
     }
 #pragma GCC unroll 2
@@ -328,19 +343,21 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                             Tile acc;
                             const float* ap = apack + ir * kc;
                             const float* bp = bpack + s * kNr * kc;
+                            // last tile of this sliver: prefetch the next one
+                            const float* nb = ir + kMr >= mcur && s + 1 < slivers ? bp + kNr * kc : nullptr;
                             // prefetch what the epilogue reads or writes (full tiles)
                             if (mrows == kMr && !first && (kF32Out || accbuf)) {
                                 if constexpr (kF32Out) {
-                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, nb);
                                 } else {
-                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n});
+                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n}, nb);
                                 }
                             } else if (mrows == kMr && first && C) {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs});
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs}, nb);
                             } else if (mrows == kMr && last) {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, nb);
                             } else {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{});
+                                micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{}, nb);
                             }
 
                             TileDest<OUT> t;
