@@ -37,6 +37,9 @@
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/activation_simd.hpp"
 #include "cpu/kernels/gemm_tile.hpp"
+#if defined(TOPS_CPU_ISA_avx512)
+#include "cpu/kernels/transpose16_avx512.hpp"
+#endif
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
@@ -71,50 +74,20 @@ void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 
 #if defined(TOPS_CPU_ISA_avx512)
 // Row-major A on avx512: the sliver is a transpose, done on (16, 16)
-// register tiles (MR <= 16 rows of 16 k values each, missing rows zero) so
-// that every load reads 16 k values of one row and every store writes one
-// packed k step (MR lanes, masked). Rounds: 32-bit unpacks of row pairs,
-// 64-bit unpacks of pair pairs (register 4g + j then holds, in 128-bit
-// lane l, element 4l + j of rows 4g..4g+3), then a 4x4 transpose of the
-// 128-bit lanes of registers j, 4 + j, 8 + j, 12 + j. The maskz forms with
-// every lane selected compile to the plain shuffles without gcc 12's
-// -Wuninitialized noise about the unmasked intrinsics.
-constexpr __mmask16 kAllPs = 0xffff;
-constexpr __mmask8 kAllPd = 0xff;
+// register tiles (transpose16_avx512.hpp; MR <= 16 rows of 16 k values
+// each, missing rows zero) so that every load reads 16 k values of one row
+// and every store writes one packed k step (MR lanes, masked).
 constexpr __mmask16 kSliverLanes = __mmask16((1u << kMr) - 1);
-static_assert(kMr <= kLanes, "one packed k step of A fits one zmm register");
+static_assert(kMr <= kLanes && kLanes == kTranspose16, "one packed k step of A fits one zmm register");
 
 // (mrows, 16) of A at src (row stride rs, unit column stride) -> 16 packed
 // k steps (16, MR) at dst.
 template <tops_dtype_t IN>
 TOPS_MICRO_INLINE void pack_a_rows_16k_avx512(const storage_t<IN>* src, int64_t rs, int64_t mrows, float* dst) {
-    __m512 r[kLanes];  // (16 rows, 16 k)
+    __m512 r[kLanes];  // (16 rows, 16 k) -> (16 k, 16 rows)
     for (int i = 0; i < kLanes; ++i) r[i] = i < mrows ? __m512(load<IN>(src + i * rs)) : _mm512_setzero_ps();
-    __m512 t[kLanes];
-    for (int i = 0; i < kLanes; i += 2) {
-        t[i] = _mm512_maskz_unpacklo_ps(kAllPs, r[i], r[i + 1]);
-        t[i + 1] = _mm512_maskz_unpackhi_ps(kAllPs, r[i], r[i + 1]);
-    }
-    for (int g = 0; g < kLanes; g += 4) {
-        const __m512d a0 = _mm512_castps_pd(t[g]), a1 = _mm512_castps_pd(t[g + 1]);
-        const __m512d b0 = _mm512_castps_pd(t[g + 2]), b1 = _mm512_castps_pd(t[g + 3]);
-        r[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllPd, a0, b0));
-        r[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllPd, a0, b0));
-        r[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllPd, a1, b1));
-        r[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllPd, a1, b1));
-    }
-    constexpr int kLo = _MM_SHUFFLE(1, 0, 1, 0), kHi = _MM_SHUFFLE(3, 2, 3, 2);
-    constexpr int kEven = _MM_SHUFFLE(2, 0, 2, 0), kOdd = _MM_SHUFFLE(3, 1, 3, 1);
-    for (int j = 0; j < 4; ++j) {
-        const __m512 s0 = _mm512_maskz_shuffle_f32x4(kAllPs, r[j], r[4 + j], kLo);
-        const __m512 s1 = _mm512_maskz_shuffle_f32x4(kAllPs, r[j], r[4 + j], kHi);
-        const __m512 s2 = _mm512_maskz_shuffle_f32x4(kAllPs, r[8 + j], r[12 + j], kLo);
-        const __m512 s3 = _mm512_maskz_shuffle_f32x4(kAllPs, r[8 + j], r[12 + j], kHi);
-        _mm512_mask_storeu_ps(dst + j * kMr, kSliverLanes, _mm512_maskz_shuffle_f32x4(kAllPs, s0, s2, kEven));
-        _mm512_mask_storeu_ps(dst + (4 + j) * kMr, kSliverLanes, _mm512_maskz_shuffle_f32x4(kAllPs, s0, s2, kOdd));
-        _mm512_mask_storeu_ps(dst + (8 + j) * kMr, kSliverLanes, _mm512_maskz_shuffle_f32x4(kAllPs, s1, s3, kEven));
-        _mm512_mask_storeu_ps(dst + (12 + j) * kMr, kSliverLanes, _mm512_maskz_shuffle_f32x4(kAllPs, s1, s3, kOdd));
-    }
+    transpose_16x16_f32_avx512(r);
+    for (int k = 0; k < kLanes; ++k) _mm512_mask_storeu_ps(dst + k * kMr, kSliverLanes, r[k]);
 }
 #endif
 

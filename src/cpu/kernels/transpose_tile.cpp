@@ -25,6 +25,9 @@
 
 #include "cpu/isa_arch.hpp"
 #include "cpu/transpose_kernels.hpp"
+#if defined(TOPS_CPU_ISA_avx512)
+#include "cpu/kernels/transpose16_avx512.hpp"
+#endif
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
@@ -282,50 +285,14 @@ inline void tile_region(const char* x, int64_t x_col, char* y, int64_t y_row, in
 
 #if defined(TOPS_CPU_ISA_avx512)
 // (16, 16) tile of 4-byte elements in zmm registers: one whole 64-byte line
-// of x per register in, one whole 64-byte row of y per register out.
-// Rounds: 32-bit unpacks of line pairs (c, c+1), 64-bit unpacks of pairs
-// (c, c+2), then two 128-bit lane shuffles (c, c+4) and (c, c+8); after
-// them register j holds element j of every line, i.e. y row j.
-// The zmm shuffles below use the maskz forms with every lane selected: they
-// compile to the plain instructions, while gcc 12's unmasked intrinsics warn
-// (-Wuninitialized) about their internal _mm512_undefined_* operand.
-constexpr __mmask16 kAllLanesPs = 0xffff;
-constexpr __mmask8 kAllLanesPd = 0xff;
-// shuffle_f32x4 selectors: 128-bit lanes 0 and 2 of each source / 1 and 3.
-constexpr int kEvenLanes = _MM_SHUFFLE(2, 0, 2, 0);
-constexpr int kOddLanes = _MM_SHUFFLE(3, 1, 3, 1);
-
+// of x per register in, one whole 64-byte row of y per register out
+// (transpose16_avx512.hpp).
 inline void tile16_zmm_b4(const char* x, int64_t x_ld, char* y, const int64_t* y_off, bool stream) {
-    constexpr int N = 16;
+    constexpr int N = kTranspose16;
     static_assert(N * 4 == kLineBytes, "one zmm register holds one line of 4-byte elements");
     __m512 v[N];  // (16, 16): register c = line c of x
     for (int c = 0; c < N; ++c) v[c] = _mm512_loadu_ps(reinterpret_cast<const float*>(x + c * x_ld));
-    __m512 t[N];
-    for (int i = 0; i < N; i += 2) {
-        t[i] = _mm512_maskz_unpacklo_ps(kAllLanesPs, v[i], v[i + 1]);
-        t[i + 1] = _mm512_maskz_unpackhi_ps(kAllLanesPs, v[i], v[i + 1]);
-    }
-    // v[4g + j], lane k: element 4k + j of lines 4g..4g+3
-    for (int g = 0; g < N; g += 4) {
-        const __m512d a0 = _mm512_castps_pd(t[g]), a1 = _mm512_castps_pd(t[g + 1]);
-        const __m512d b0 = _mm512_castps_pd(t[g + 2]), b1 = _mm512_castps_pd(t[g + 3]);
-        v[g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllLanesPd, a0, b0));
-        v[g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllLanesPd, a0, b0));
-        v[g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAllLanesPd, a1, b1));
-        v[g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAllLanesPd, a1, b1));
-    }
-    // lines 0..7 (h = 0) and 8..15 (h = 8): lane pairs of groups g and g + 4
-    for (int h = 0; h < N; h += 8) {
-        for (int j = 0; j < 4; ++j) {
-            t[h + j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, v[h + j], v[h + 4 + j], kEvenLanes);  // elements j, 8 + j
-            t[h + 4 + j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, v[h + j], v[h + 4 + j], kOddLanes);  // elements 4 + j, 12 + j
-        }
-    }
-    // t[j]'s even lanes hold element j, its odd lanes element j + 8
-    for (int j = 0; j < 8; ++j) {
-        v[j] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, t[j], t[8 + j], kEvenLanes);
-        v[j + 8] = _mm512_maskz_shuffle_f32x4(kAllLanesPs, t[j], t[8 + j], kOddLanes);
-    }
+    transpose_16x16_f32_avx512(v);  // v[r] = y row r
     if (stream) {
         for (int r = 0; r < N; ++r) _mm512_stream_ps(reinterpret_cast<float*>(y + y_off[r]), v[r]);
     } else {
