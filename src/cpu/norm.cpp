@@ -88,6 +88,11 @@ public:
             a.pre_rs = p_.prenorm.strides[0];
             a.pre_cs = p_.prenorm.strides[1];
         }
+        if (cols_ == 0) {
+            // Rows of no columns read and write no element, and an empty
+            // tensor's row stride is unbounded: keep it out of the row pointers.
+            a.x_rs = a.y_rs = a.res_rs = a.pre_rs = 0;
+        }
         float* ws = static_cast<float*>(args.workspace);
         a.gamma = param(args.in(TOPS_ARG_GAMMA), p_.gamma, &ws);
         a.beta = param(args.in(TOPS_ARG_BETA), p_.beta, &ws);
