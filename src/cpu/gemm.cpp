@@ -86,7 +86,11 @@ public:
         blk_.mc = std::min(blk_.mc, round_up_to(std::max<int64_t>(p.m, 1), tile_.mr));
         blk_.nc = std::min(blk_.nc, round_up_to(std::max<int64_t>(p.n, 1), tile_.nr));
         max_threads_ = std::max(1, omp_get_max_threads());
-        layout_ = gemm_workspace_layout(blk_, tile_, p.m, p.n, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
+        // A problem with no output runs nothing (execute returns at once); its
+        // dims may be unbounded (an empty batch), so it gets no workspace.
+        if (p.batch > 0 && p.m > 0 && p.n > 0) {
+            layout_ = gemm_workspace_layout(blk_, tile_, p.m, p.n, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
+        }
         const bool mixed = p.d.dtype != p.a.dtype;
         name_ = fmt("gemm_", dtype_tag(p.a.dtype), mixed ? "_f32out" : "", "_", tile_.mr, "x", tile_.nr, "_",
                     isa_name(isa));

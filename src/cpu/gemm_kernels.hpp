@@ -55,8 +55,10 @@ inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile)
         g.tn = threads / tm;
         g.rows = gemm_ceil_div(mslivers, tm) * tile.mr;
         g.cols = gemm_ceil_div(nslivers, g.tn) * tile.nr;
-        const bool better = best.rows == 0 || g.rows * g.cols < best.rows * best.cols ||
-                            (g.rows * g.cols == best.rows * best.cols && g.rows + g.cols < best.rows + best.cols);
+        // Areas in double: the dims of an empty problem (batch 0) are unbounded.
+        const double area = double(g.rows) * double(g.cols), best_area = double(best.rows) * double(best.cols);
+        const bool better = best.rows == 0 || area < best_area ||
+                            (area == best_area && g.rows + g.cols < best.rows + best.cols);
         if (better) best = g;
     }
     return best;

@@ -133,8 +133,8 @@ void set_panel(const TransposeProblem& p, int a, int b, TransposeKernelArgs* k) 
     k->cols = b >= 0 ? p.dims[b] : 1;
     k->x_col = b >= 0 ? p.xs[b] * es : es;
     k->y_col = b >= 0 ? p.ys[b] * es : es;
-    k->row_group = k->rows;
-    k->y_row_group = k->rows * k->y_row;
+    k->row_group = k->rows;  // one group: y_row_group is never reached (and rows * y_row
+    k->y_row_group = 0;      // may overflow for an empty tensor's unbounded strides)
     set_outer(p, a, b, -1, k);
 }
 
