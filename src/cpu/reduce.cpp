@@ -118,15 +118,24 @@ int find_unit_x(const ReduceSpace& s) {
 class ReducePlan final : public OpPlan {
 public:
     ReducePlan(const ReduceParams& p, Isa isa) : p_(p), isa_(isa), acc_(acc_of(p.op)) {
+        // An empty x: its other dims and strides are unbounded (their products
+        // may overflow int64) and only y's outputs matter, each the reduction
+        // of nothing, so only the kept dims of a non-empty y are merged.
+        bool y_empty = false;
+        for (int d = 0; d < p.x.rank; ++d) {
+            if (p.x.dims[d] != 0) continue;
+            empty_ = true;
+            if (!((p.axes >> d) & 1u)) y_empty = true;
+        }
         // Reduced count over x's dims (size-1 dims included) and the merged spaces.
-        int64_t reduced = 1;
+        int64_t reduced = empty_ ? 0 : 1;
         ReduceSpace kept, red;
         int last = -1;  // 0 kept, 1 reduced: category of the previous merged dim
         for (int d = 0; d < p.x.rank; ++d) {
             const bool is_red = (p.axes >> d) & 1u;
             const int64_t dim = p.x.dims[d];
+            if (empty_ && (is_red || y_empty)) continue;
             if (is_red) reduced *= dim;
-            if (dim == 0) empty_ = true;
             if (dim == 1) continue;
             ReduceSpace& s = is_red ? red : kept;
             const int64_t xs = p.x.strides[d], ys = is_red ? 0 : p.y.strides[d];
@@ -141,7 +150,7 @@ public:
             }
             last = int(is_red);
         }
-        outputs_ = kept.count;
+        outputs_ = y_empty ? 0 : kept.count;
         divisor_ = p.op == ReduceOp::mean ? float(reduced) : 1.0f;
         kept_ = kept;
         red_ = red;
