@@ -459,14 +459,10 @@ int64_t pow2_at_least(int64_t v) {
 
 // Streaming rows: as much of the row as the block's opt-in shared memory holds, as f32.
 Status stream_cache(const DeviceInfo& dev, int vec, int64_t nvec, Launch* l) {
-    cudaFuncAttributes fa{};
-    TOPS_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&fa, l->kernel->fn), "norm: cudaFuncGetAttributes"));
     const int64_t vec_bytes = int64_t(vec) * int64_t(sizeof(float));
-    const int64_t budget = std::max<int64_t>(0, int64_t(dev.max_smem_per_block_optin) - int64_t(fa.sharedSizeBytes));
-    l->cache_vecs = std::min(nvec, budget / vec_bytes);
+    l->cache_vecs = std::min(nvec, int64_t(dynamic_smem_budget(dev, l->kernel->fn)) / vec_bytes);
     l->smem = size_t(l->cache_vecs * vec_bytes);
-    return cuda_status(cudaFuncSetAttribute(l->kernel->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l->smem)),
-                       "norm: cudaFuncSetAttribute");
+    return allow_dynamic_smem(dev, l->kernel->fn, "norm: cudaFuncSetAttribute");
 }
 
 // The one dispatch point: row length and vector width -> kernel and launch shape.

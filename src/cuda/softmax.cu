@@ -124,30 +124,20 @@ Launch block_launch(const SoftmaxParams& sp, const DeviceInfo& dev, int vec, int
     // group field: 0 = the 256-thread register budget, 1 = the 1024-thread one
     l.kernel = find_kernel(Strategy::kBlock, sp.x.dtype, vec, l.threads <= kBlockSmallThreads ? 0 : 1, 0,
                            unmasked_rows(sp));
-    // The opt-in limit covers static and dynamic shared memory together; the
-    // dynamic part starts at a 16-byte boundary after the static part.
-    size_t static_bytes = sizeof(BlockRowsScratch);
-    cudaFuncAttributes fa{};
-    if (l.kernel && cudaFuncGetAttributes(&fa, l.kernel->fn) == cudaSuccess) static_bytes = fa.sharedSizeBytes;
-    else (void)cudaGetLastError();
-    constexpr size_t kSmemAlign = 16;
-    static_bytes = (static_bytes + kSmemAlign - 1) / kSmemAlign * kSmemAlign;
-    const size_t optin = size_t(dev.max_smem_per_block_optin);
-    const size_t smem_budget = optin > static_bytes ? optin - static_bytes : 0;
+    const size_t smem_budget = l.kernel ? dynamic_smem_budget(dev, l.kernel->fn) : 0;
     l.cache_vecs = std::min<int64_t>(l.slice_vecs, int64_t(smem_budget / vec_bytes));
     l.smem = size_t(l.cache_vecs) * vec_bytes;
     return l;
 }
 
-Status prepare_smem(const Launch& l) {
+Status prepare_smem(const Launch& l, const DeviceInfo& dev) {
     if (l.smem == 0) return Status::ok();
-    return cuda_status(cudaFuncSetAttribute(l.kernel->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.smem)),
-                       "softmax: cudaFuncSetAttribute");
+    return allow_dynamic_smem(dev, l.kernel->fn, "softmax: cudaFuncSetAttribute");
 }
 
 // Fraction of the device's block slots that clusters of l.cluster blocks can fill at once.
 Status cluster_fill(const Launch& l, const DeviceInfo& dev, double* fill) {
-    TOPS_RETURN_IF_ERROR(prepare_smem(l));
+    TOPS_RETURN_IF_ERROR(prepare_smem(l, dev));
     int per_sm = 0;
     TOPS_RETURN_IF_ERROR(cuda_status(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn, l.threads, l.smem),
@@ -220,7 +210,7 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         }
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "softmax: no CUDA kernel instantiated for this case");
-    TOPS_RETURN_IF_ERROR(prepare_smem(l));
+    TOPS_RETURN_IF_ERROR(prepare_smem(l, dev));
     int per_sm = 0;
     TOPS_RETURN_IF_ERROR(cuda_status(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn, l.threads, l.smem),

@@ -46,6 +46,31 @@ inline bool runs_sm90_code(const DeviceInfo& dev, const void* fn) {
     return a.binaryVersion >= 90 && a.ptxVersion >= 90;
 }
 
+// Dynamic shared memory a block of `fn` may use on this device: the opt-in
+// limit less fn's static shared memory, rounded up to the 16-byte boundary
+// where the dynamic part starts (0 when the attributes cannot be read).
+inline size_t dynamic_smem_budget(const DeviceInfo& dev, const void* fn) {
+    constexpr size_t kSmemAlign = 16;
+    cudaFuncAttributes a{};
+    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const size_t static_bytes = (a.sharedSizeBytes + kSmemAlign - 1) / kSmemAlign * kSmemAlign;
+    const size_t optin = size_t(dev.max_smem_per_block_optin);
+    return optin > static_bytes ? optin - static_bytes : 0;
+}
+
+// Lets `fn` launch with up to dynamic_smem_budget bytes. The limit is a
+// per-function, process-wide attribute: every plan sets it to the whole
+// budget, so a plan needing less can never lower it under another plan of
+// the same kernel that needs more.
+inline Status allow_dynamic_smem(const DeviceInfo& dev, const void* fn, const char* what) {
+    return cuda_status(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(dynamic_smem_budget(dev, fn))),
+                       what);
+}
+
 // Makes `device` current for the scope and restores the caller's device on exit.
 // cudaGetDevice reads thread-local state: the common case (already current) costs
 // no driver call beyond it.
