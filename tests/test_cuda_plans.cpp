@@ -1,0 +1,174 @@
+// Plans that share one CUDA kernel with different shared-memory needs: a
+// kernel's dynamic shared-memory limit is a process-wide attribute, so a plan
+// created later (needing less) must not break an earlier plan (needing more).
+// Softmax rows of 32768 and 20000 f32 both run the 1024-thread block kernel
+// (128 KiB and 80 KiB of row cache); norm rows of 65536 and 40000 f32 both
+// stream (the cache is the whole budget vs 160 KiB). Each pair is created
+// big-then-small and executed big-then-small, then checked against fp64.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "tops/tops.h"
+
+#if defined(TOPS_TEST_WITH_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+#if !defined(TOPS_TEST_WITH_CUDA)
+
+TEST(CudaPlans, SmallerPlanDoesNotBreakLargerOne) {
+    GTEST_SKIP() << "built without the CUDA runtime (TOPS_HAVE_CUDA is OFF)";
+}
+
+#else
+
+#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+#define TOPS_OK(expr) ASSERT_EQ((expr), TOPS_SUCCESS) << #expr << ": " << tops_last_error()
+
+constexpr int64_t kRows = 3;
+constexpr uint64_t kSeed = 0x9a11ace5;
+
+struct DeviceBuffer {
+    void* ptr = nullptr;
+    ~DeviceBuffer() { cudaFree(ptr); }
+};
+
+// One f32 (rows, cols) problem: host input, device x / y, y poisoned with NaN.
+struct Problem {
+    int64_t cols = 0;
+    std::vector<float> x;
+    DeviceBuffer dx, dy;
+};
+
+void make_problem(int64_t cols, std::mt19937_64* rng, Problem* p) {
+    p->cols = cols;
+    p->x.resize(size_t(kRows * cols));
+    std::normal_distribution<float> normal(0.5f, 2.0f);
+    for (float& v : p->x) v = normal(*rng);
+    const size_t bytes = p->x.size() * sizeof(float);
+    CUDA_OK(cudaMalloc(&p->dx.ptr, bytes));
+    CUDA_OK(cudaMalloc(&p->dy.ptr, bytes));
+    CUDA_OK(cudaMemcpy(p->dx.ptr, p->x.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(p->dy.ptr, 0xff, bytes));
+}
+
+std::vector<float> fetch_y(const Problem& p) {
+    std::vector<float> y(p.x.size());
+    if (cudaMemcpy(y.data(), p.dy.ptr, y.size() * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) y.clear();
+    return y;
+}
+
+double max_err_softmax(const Problem& p, const std::vector<float>& y) {
+    double worst = 0.0;
+    for (int64_t r = 0; r < kRows; ++r) {
+        const float* x = p.x.data() + r * p.cols;
+        double m = -INFINITY, s = 0.0;
+        for (int64_t j = 0; j < p.cols; ++j) m = std::max(m, double(x[j]));
+        for (int64_t j = 0; j < p.cols; ++j) s += std::exp(double(x[j]) - m);
+        for (int64_t j = 0; j < p.cols; ++j) {
+            const double ref = std::exp(double(x[j]) - m) / s;
+            const double got = y[size_t(r * p.cols + j)];
+            worst = std::isnan(got) ? INFINITY : std::max(worst, std::abs(got - ref) / ref);
+        }
+    }
+    return worst;
+}
+
+double max_err_layernorm(const Problem& p, const std::vector<float>& y, float eps) {
+    double worst = 0.0;
+    for (int64_t r = 0; r < kRows; ++r) {
+        const float* x = p.x.data() + r * p.cols;
+        double mean = 0.0, var = 0.0;
+        for (int64_t j = 0; j < p.cols; ++j) mean += x[j];
+        mean /= double(p.cols);
+        for (int64_t j = 0; j < p.cols; ++j) var += (x[j] - mean) * (x[j] - mean);
+        const double rstd = 1.0 / std::sqrt(var / double(p.cols) + eps);
+        for (int64_t j = 0; j < p.cols; ++j) {
+            const double got = y[size_t(r * p.cols + j)];
+            worst = std::isnan(got) ? INFINITY : std::max(worst, std::abs(got - (x[j] - mean) * rstd));
+        }
+    }
+    return worst;
+}
+
+class CudaPlans : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const char* why = nullptr;
+        if (!tops_backend_available(TOPS_BACKEND_CUDA, &why)) GTEST_SKIP() << "cuda backend unavailable: " << why;
+        ASSERT_EQ(tops_context_create(TOPS_BACKEND_CUDA, 0, &ctx_), TOPS_SUCCESS) << tops_last_error();
+        std::printf("seed 0x%llx\n", static_cast<unsigned long long>(kSeed));
+    }
+    void TearDown() override {
+        for (tops_op_t op : ops_) tops_op_destroy(op);
+        if (ctx_) tops_context_destroy(ctx_);
+    }
+    tops_context_t ctx_ = nullptr;
+    std::vector<tops_op_t> ops_;
+};
+
+TEST_F(CudaPlans, SoftmaxSmallerPlanDoesNotBreakLargerOne) {
+    std::mt19937_64 rng(kSeed);
+    Problem big, small;
+    make_problem(32768, &rng, &big);
+    make_problem(20000, &rng, &small);
+    tops_op_t ops[2] = {};
+    const Problem* probs[2] = {&big, &small};
+    for (int i = 0; i < 2; ++i) {
+        const int64_t dims[2] = {kRows, probs[i]->cols};
+        tops_softmax_desc_t d = tops_softmax_desc_default();
+        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr));
+        d.y = d.x;
+        TOPS_OK(tops_softmax_create(ctx_, &d, &ops[i]));
+        ops_.push_back(ops[i]);
+    }
+    for (int i = 0; i < 2; ++i) {
+        const tops_arg_t args[] = {{TOPS_ARG_X, probs[i]->dx.ptr}, {TOPS_ARG_Y, probs[i]->dy.ptr}};
+        TOPS_OK(tops_op_execute(ctx_, ops[i], args, 2, nullptr, 0));
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    for (int i = 0; i < 2; ++i) {
+        const std::vector<float> y = fetch_y(*probs[i]);
+        ASSERT_FALSE(y.empty());
+        EXPECT_LT(max_err_softmax(*probs[i], y), 1e-5) << "cols " << probs[i]->cols;
+    }
+}
+
+TEST_F(CudaPlans, NormSmallerPlanDoesNotBreakLargerOne) {
+    std::mt19937_64 rng(kSeed + 1);
+    Problem big, small;
+    make_problem(65536, &rng, &big);
+    make_problem(40000, &rng, &small);
+    constexpr float kEps = 1e-5f;
+    tops_op_t ops[2] = {};
+    const Problem* probs[2] = {&big, &small};
+    for (int i = 0; i < 2; ++i) {
+        const int64_t dims[2] = {kRows, probs[i]->cols};
+        tops_norm_desc_t d = tops_norm_desc_default();
+        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr));
+        d.y = d.x;
+        d.eps = kEps;
+        TOPS_OK(tops_norm_create(ctx_, &d, &ops[i]));
+        ops_.push_back(ops[i]);
+    }
+    for (int i = 0; i < 2; ++i) {
+        const tops_arg_t args[] = {{TOPS_ARG_X, probs[i]->dx.ptr}, {TOPS_ARG_Y, probs[i]->dy.ptr}};
+        TOPS_OK(tops_op_execute(ctx_, ops[i], args, 2, nullptr, 0));
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    for (int i = 0; i < 2; ++i) {
+        const std::vector<float> y = fetch_y(*probs[i]);
+        ASSERT_FALSE(y.empty());
+        EXPECT_LT(max_err_layernorm(*probs[i], y, kEps), 2e-5) << "cols " << probs[i]->cols;
+    }
+}
+
+#endif
+
+}  // namespace
