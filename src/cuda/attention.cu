@@ -59,9 +59,9 @@ bool vec_strides(int64_t b, int64_t s, int64_t h, int64_t d, int64_t elems) {
 class AttentionPlanCuda final : public OpPlan {
 public:
     AttentionPlanCuda(const AttentionParams& ap, const KernelConfig& k, FwdParams base, int64_t grid, size_t ws,
-                      bool vec_qkv_strides, bool vec_o_strides, int device, std::string why)
+                      bool vec_qkv_strides, bool vec_o_strides, bool vec16_o_strides, int device, std::string why)
         : ap_(ap), k_(k), base_(base), grid_(grid), ws_(ws), vec_qkv_strides_(vec_qkv_strides),
-          vec_o_strides_(vec_o_strides), device_(device), why_(std::move(why)) {}
+          vec_o_strides_(vec_o_strides), vec16_o_strides_(vec16_o_strides), device_(device), why_(std::move(why)) {}
 
     size_t workspace_size() const override { return ws_; }
     const char* kernel_name() const override { return k_.name; }
@@ -86,6 +86,7 @@ public:
         p.vec_qkv = vec_qkv_strides_ && aligned(p.q, kQkvVecBytes) && aligned(p.k, kQkvVecBytes) &&
                     aligned(p.v, kQkvVecBytes);
         p.vec_o = vec_o_strides_ && aligned(p.o, kOVecBytes);
+        p.vec16_o = vec16_o_strides_ && aligned(p.o, kQkvVecBytes);
         if (p.splits > 1) {
             const size_t o_bytes = align_up(size_t(p.splits) * size_t(p.part_rows) * size_t(p.heads) *
                                             size_t(ap_.head_dim) * sizeof(float));
@@ -123,7 +124,7 @@ private:
     FwdParams base_;
     int64_t grid_;
     size_t ws_;
-    bool vec_qkv_strides_, vec_o_strides_;
+    bool vec_qkv_strides_, vec_o_strides_, vec16_o_strides_;
     int device_;
     std::string why_;
 };
@@ -207,6 +208,7 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
                          vec_strides(p.k_bs, p.k_ss, p.k_hs, p.k_ds, elems16) &&
                          vec_strides(p.v_bs, p.v_ss, p.v_hs, p.v_ds, elems16);
     const bool vec_o = vec_strides(p.o_bs, p.o_ss, p.o_hs, p.o_ds, 2);
+    const bool vec16_o = vec_strides(p.o_bs, p.o_ss, p.o_hs, p.o_ds, elems16);
 
     p.batch = int(ap.batch);
     p.heads = int(ap.heads);
@@ -245,7 +247,7 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
                           ", ", k->threads, " threads, ", k->smem_bytes, " B shared, ", occupancy,
                           " blocks/SM; grid ", grid, " = ", base_blocks, " query tiles x ", splits, " key split(s)",
                           vec_qkv ? "" : "; q/k/v strides rule out 16-byte loads (element loads)");
-    out->reset(new AttentionPlanCuda(ap, *k, p, grid, ws, vec_qkv, vec_o, dev.ordinal, std::move(why)));
+    out->reset(new AttentionPlanCuda(ap, *k, p, grid, ws, vec_qkv, vec_o, vec16_o, dev.ordinal, std::move(why)));
     return Status::ok();
 }
 

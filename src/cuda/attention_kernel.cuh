@@ -391,7 +391,13 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
         cp_async_wait<0>();
     }
 
-    // Epilogue: finish the row sums across the quad, divide once, store.
+    // Epilogue: finish the row sums across the quad and divide once. When o
+    // rows allow 16-byte stores, each warp stages its O rows in its own rows
+    // of sQ (only this warp ever read them) and writes whole 16-byte chunks
+    // of each row; otherwise 4-byte pairs (or elements) go straight from the
+    // accumulators, whose quads cover 16 bytes of 8 rows per store.
+    const bool staged = p.splits == 1 && p.vec16_o;
+    if (staged) __syncwarp();
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
 #pragma unroll
@@ -399,9 +405,18 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
             float l = row_sum[mt][hr];
             l += __shfl_xor_sync(0xffffffffu, l, 1);
             l += __shfl_xor_sync(0xffffffffu, l, 2);
-            const int i = m0 + warp_row0 + mt * kMmaM + g + hr * 8;
+            const int r = warp_row0 + mt * kMmaM + g + hr * 8;  // row of the block's tile
+            const int i = m0 + r;
             const float inv = l > 0.0f ? 1.0f / l : 0.0f;
             const float lse2 = l > 0.0f ? row_max[mt][hr] * p.scale_log2 + __log2f(l) : -INFINITY;
+            if (staged) {
+                T* srow = sQ + r * kStride + 2 * t;  // (ROWS_PER_WARP, HEAD_DIM) of this warp
+#pragma unroll
+                for (int dt = 0; dt < kDT; ++dt) {
+                    *reinterpret_cast<uint32_t*>(srow + dt * kMmaN) =
+                        pack2<T>(acc_o[mt][dt][hr * 2] * inv, acc_o[mt][dt][hr * 2 + 1] * inv);
+                }
+            }
             if (i >= sq) continue;
             const int64_t tok = q_row0 + i;
             if (p.splits > 1) {
@@ -416,6 +431,8 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
                 if (t == 0) p.part_lse[prow] = lse2;
                 continue;
             }
+            if (p.lse && t == 0) p.lse[b * p.lse_bs + tok * p.lse_ss + h * p.lse_hs] = lse2 * kLn2;
+            if (staged) continue;
             T* go = static_cast<T*>(p.o) + b * p.o_bs + tok * p.o_ss + h * p.o_hs;
 #pragma unroll
             for (int dt = 0; dt < kDT; ++dt) {
@@ -428,7 +445,25 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
                     go[(d + 1) * p.o_ds] = T(hi);
                 }
             }
-            if (p.lse && t == 0) p.lse[b * p.lse_bs + tok * p.lse_ss + h * p.lse_hs] = lse2 * kLn2;
+        }
+    }
+    if (staged) {
+        // (ROWS_PER_WARP, CHUNKS_PER_ROW) 16-byte chunks, lanes along rows.
+        constexpr int kChunks = Tr::kChunksPerRow;
+        constexpr int kWarpChunks = Tr::kRowsPerWarp * kChunks;
+        static_assert(kWarpChunks % kWarpThreads == 0, "whole warp steps over the staged rows");
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < kWarpChunks / kWarpThreads; ++it) {
+            const int e = it * kWarpThreads + lane;
+            const int r = warp_row0 + e / kChunks;
+            const int col = (e % kChunks) * Tr::kElemsPerChunk;
+            const int i = m0 + r;
+            if (i < sq) {
+                const uint4 v = *reinterpret_cast<const uint4*>(sQ + r * kStride + col);
+                T* go = static_cast<T*>(p.o) + b * p.o_bs + (q_row0 + i) * p.o_ss + h * p.o_hs + col;
+                *reinterpret_cast<uint4*>(go) = v;
+            }
         }
     }
 }

@@ -38,6 +38,7 @@ struct FwdParams {
     int64_t window_left, window_right;  // < 0: unbounded
     bool vec_qkv;              // q, k, v rows are 16-byte aligned with unit head-dim stride
     bool vec_o;                // o pairs are 4-byte aligned with unit head-dim stride
+    bool vec16_o;              // o rows are 16-byte aligned too: staged 16-byte row stores
 };
 
 // Split-KV combine: one warp per (query row, head).
