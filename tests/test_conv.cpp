@@ -118,6 +118,10 @@ std::vector<ConvCase> cases() {
         cc("pointwise_bias_relu", 1, 40, 6, 6, 48).with_bias().activation(TOPS_ACT_RELU),
         cc("pointwise_stride2", 1, 8, 9, 9, 8).stride(2, 2),
         cc("pointwise_residual", 2, 16, 3, 5, 32).with_bias().with_residual(),
+        cc("pointwise_in_place_gelu_erf", 2, 24, 5, 6, 16).with_bias().in_place().activation(TOPS_ACT_GELU_ERF)
+            .layouts(all),
+        cc("pointwise_misaligned_silu", 2, 9, 4, 5, 12).with_bias().with_residual().misaligned(1).activation(
+            TOPS_ACT_SILU).layouts(all),
         cc("asym_pad", 1, 3, 8, 7, 5).kernel(3, 3).pad(0, 2, 1, 0),
         cc("pad_gt_half", 1, 4, 5, 6, 3).kernel(3, 3).pad(3, 2, 4, 3),
         cc("pad_gt_kernel_bias", 2, 2, 3, 4, 3).kernel(2, 2).pad(3, 4, 5, 3).with_bias().activation(TOPS_ACT_SILU),

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/conv_gemm.hpp"
 #include "common/status.hpp"
 #include "cpu/conv_kernels.hpp"
 #include "cpu/conv_stage.hpp"
@@ -107,84 +108,6 @@ void set_epilogue(const ConvParams& p, const ArgTable& args, ConvEpilogueArgs* e
         e->bias_s = p.bias.strides[0];
     }
     e->act = p.act;
-}
-
-// ------------------------------------------------------------------ 1x1 as GEMM
-
-bool is_plain_gemm(const ConvParams& p) {
-    return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
-           p.pad_bottom == 0 && p.pad_left == 0 && p.pad_right == 0 && p.groups == 1 && conv_is_dense_nhwc(p.x) &&
-           conv_is_dense_nhwc(p.y) && (!p.residual.present() || conv_is_dense_nhwc(p.residual));
-}
-
-// (1, pixels, channels) view of a dense NHWC tensor.
-TensorLayout pixel_matrix(const TensorLayout& t) {
-    TensorLayout m;
-    m.dtype = t.dtype;
-    m.rank = 3;
-    m.dims[0] = 1;
-    m.dims[1] = t.dims[0] * t.dims[2] * t.dims[3];
-    m.dims[2] = t.dims[1];
-    m.strides[0] = 0;
-    m.strides[1] = t.dims[1];
-    m.strides[2] = 1;
-    return m;
-}
-
-class Conv1x1GemmPlan final : public OpPlan {
-public:
-    Conv1x1GemmPlan(const ConvParams& p, PlanPtr gemm)
-        : p_(p), gemm_(std::move(gemm)), name_(fmt("conv2d_1x1_", gemm_->kernel_name())) {}
-
-    size_t workspace_size() const override { return gemm_->workspace_size(); }
-    const char* kernel_name() const override { return name_.c_str(); }
-    std::string reason() const override {
-        return "1x1, stride 1, no padding, groups 1, dense NHWC: the GEMM (pixels, C) @ (C, K), residual as C; " +
-               gemm_->reason();
-    }
-    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
-        ArgTable g;
-        g.ptr[TOPS_ARG_A] = args.in(TOPS_ARG_X);
-        g.ptr[TOPS_ARG_B] = args.in(TOPS_ARG_W);
-        g.ptr[TOPS_ARG_C] = p_.residual.present() ? args.in(TOPS_ARG_RESIDUAL) : nullptr;
-        g.ptr[TOPS_ARG_BIAS] = p_.bias.present() ? args.in(TOPS_ARG_BIAS) : nullptr;
-        g.ptr[TOPS_ARG_D] = args.in(TOPS_ARG_Y);
-        g.workspace = args.workspace;
-        g.workspace_bytes = args.workspace_bytes;
-        return gemm_->execute(ctx, g);
-    }
-
-private:
-    ConvParams p_;
-    PlanPtr gemm_;
-    std::string name_;
-};
-
-Status plan_1x1_gemm(const ConvParams& p, PlanPtr* out) {
-    GemmParams g;
-    g.a = pixel_matrix(p.x);
-    g.d = pixel_matrix(p.y);
-    if (p.residual.present()) {
-        g.c = pixel_matrix(p.residual);
-        g.beta = 1.0f;
-    }
-    g.b.dtype = p.w.dtype;  // (1, C, K): w (K, C, 1, 1) read transposed
-    g.b.rank = 3;
-    g.b.dims[0] = 1;
-    g.b.dims[1] = p.in_c;
-    g.b.dims[2] = p.out_c;
-    g.b.strides[1] = p.w.strides[1];
-    g.b.strides[2] = p.w.strides[0];
-    g.bias = p.bias;
-    g.act = p.act;
-    g.batch = 1;
-    g.m = g.d.dims[1];
-    g.n = p.out_c;
-    g.k = p.in_c;
-    PlanPtr gemm;
-    TOPS_RETURN_IF_ERROR(plan_gemm(g, &gemm));
-    out->reset(new Conv1x1GemmPlan(p, std::move(gemm)));
-    return Status::ok();
 }
 
 // ------------------------------------------------------------------ implicit GEMM
@@ -452,7 +375,14 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
         return Status::ok();
     }
     const bool forced_pbc = algo == "pixels_by_channels", forced_cbp = algo == "channels_by_pixels";
-    if (!forced_pbc && !forced_cbp && is_plain_gemm(p) && p.x.dtype != TOPS_DTYPE_F32) return plan_1x1_gemm(p, out);
+    const bool dense_nhwc = conv_is_dense_nhwc(p.x) && conv_is_dense_nhwc(p.y) &&
+                            (!p.residual.present() || conv_is_dense_nhwc(p.residual));
+    if (!forced_pbc && !forced_cbp && dense_nhwc && p.x.dtype != TOPS_DTYPE_F32) {
+        bool planned = false;
+        TOPS_RETURN_IF_ERROR(plan_conv_as_gemm(
+            p, [](const GemmParams& g, PlanPtr* gemm) { return plan_gemm(g, gemm); }, out, &planned));
+        if (planned) return Status::ok();
+    }
     if ((algo == "depthwise" || (!forced_pbc && !forced_cbp)) && p.in_c_per_group() == 1 && p.groups > 1) {
         out->reset(new ConvDepthwisePlan(p));
         return Status::ok();

@@ -1,6 +1,9 @@
 // CUDA Conv2d plan: adapts the validated ConvParams to the kernels' one
 // parameter struct and picks the kernel once, at op creation.
 //
+//   1x1, stride 1, no padding, groups 1, pixels with one stride -> the cuBLASLt
+//     GEMM plan (common/conv_gemm.hpp): (pixels, C) @ (C, K), batched over
+//     images unless they continue each other (NHWC)
 //   depthwise (C per group 1, groups > 1)    -> conv_depthwise (direct)
 //   f16/bf16                                  -> conv_igemm (tensor cores); x and w
 //     that are not channels-last with C per group % 8 == 0 and 8-element strides
@@ -22,7 +25,9 @@
 #include <new>
 #include <string>
 
+#include "common/conv_gemm.hpp"
 #include "cuda/conv.hpp"
+#include "cuda/gemm.hpp"
 #include "cuda/ops.hpp"
 
 namespace tops::cuda {
@@ -277,6 +282,12 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
 }  // namespace
 
 Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
+    if (!std::getenv("TOPS_CONV_IGEMM_CONFIG")) {  // a forced tile config benchmarks the implicit GEMM
+        bool planned = false;
+        TOPS_RETURN_IF_ERROR(plan_conv_as_gemm(
+            cp, [&](const GemmParams& g, PlanPtr* gemm) { return plan_gemm(g, dev, gemm); }, out, &planned));
+        if (planned) return Status::ok();
+    }
     const int64_t kg = cp.out_c_per_group(), cg = cp.in_c_per_group();
     const int64_t m = cp.batch * cp.out_h * cp.out_w;
     const int64_t ints[] = {cp.batch, cp.in_h, cp.in_w, cg, kg, cp.groups, cp.kernel_h, cp.kernel_w, cp.out_h,
