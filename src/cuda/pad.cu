@@ -229,16 +229,8 @@ public:
         const RowKernel k = p_.unpad ? row_kernel<true>(vb) : row_kernel<false>(vb);
         void* rargs[] = {&rp};
         const char* name = row_kernel_name(p_.unpad, vb);
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(unsigned(grid));
-        cfg.blockDim = dim3(kRowThreads);
-        cfg.stream = stream;
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr.val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = pdl_ ? 1 : 0;
-        const cudaError_t err = cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k), rargs);
+        const cudaError_t err = launch_maybe_pdl(reinterpret_cast<const void*>(k), dim3(unsigned(grid)),
+                                                 dim3(kRowThreads), rargs, stream, pdl_);
         if (err != cudaSuccess) return cuda_status(err, name, TOPS_ERROR_DEVICE_LAUNCH);
         return launch_status(name);
     }

@@ -499,16 +499,8 @@ public:
         if (err != cudaSuccess) return cuda_status(err, l.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
         TOPS_RETURN_IF_ERROR(launch_status(l.kernel->name));
         if (p.splits > 1) {
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = combine_.grid;
-            cfg.blockDim = combine_.block;
-            cfg.stream = stream;
-            cudaLaunchAttribute attr{};
-            attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr.val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = &attr;
-            cfg.numAttrs = combine_.pdl && l.pdl ? 1 : 0;
-            err = cudaLaunchKernelExC(&cfg, combine_.kernel->fn, kargs);
+            err = launch_maybe_pdl(combine_.kernel->fn, combine_.grid, combine_.block, kargs, stream,
+                                   combine_.pdl && l.pdl);
             if (err != cudaSuccess) return cuda_status(err, combine_.kernel->name, TOPS_ERROR_DEVICE_LAUNCH);
             TOPS_RETURN_IF_ERROR(launch_status(combine_.kernel->name));
         }

@@ -46,6 +46,24 @@ inline bool runs_sm90_code(const DeviceInfo& dev, const void* fn) {
     return a.binaryVersion >= 90 && a.ptxVersion >= 90;
 }
 
+// Launches `fn` (no dynamic shared memory) on `stream`. With `pdl` it is a
+// programmatic dependent launch: it may start while the stream's previous
+// kernel drains, so `fn` must open with griddepcontrol.wait (device.cuh)
+// before it reads that kernel's output.
+inline cudaError_t launch_maybe_pdl(const void* fn, dim3 grid, dim3 block, void** args, cudaStream_t stream,
+                                    bool pdl) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cudaLaunchKernelExC(&cfg, fn, args);
+}
+
 // Dynamic shared memory a block of `fn` may use on this device: the opt-in
 // limit less fn's static shared memory, rounded up to the 16-byte boundary
 // where the dynamic part starts (0 when the attributes cannot be read).
