@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -109,6 +110,31 @@ protected:
         for (tops_op_t op : ops_) tops_op_destroy(op);
         if (ctx_) tops_context_destroy(ctx_);
     }
+    // Creates an op per problem (the larger first), executes them in that
+    // order on the context's stream, then checks each output.
+    template <class Create, class MaxErr>
+    void create_run_check(std::initializer_list<const Problem*> probs, Create create, MaxErr max_err, double tol) {
+        std::vector<tops_op_t> ops;
+        for (const Problem* p : probs) {
+            const int64_t dims[2] = {kRows, p->cols};
+            tops_op_t op = nullptr;
+            ASSERT_EQ(create(dims, &op), TOPS_SUCCESS) << "cols " << p->cols << ": " << tops_last_error();
+            ops_.push_back(op);
+            ops.push_back(op);
+        }
+        size_t i = 0;
+        for (const Problem* p : probs) {
+            const tops_arg_t args[] = {{TOPS_ARG_X, p->dx.ptr}, {TOPS_ARG_Y, p->dy.ptr}};
+            TOPS_OK(tops_op_execute(ctx_, ops[i++], args, 2, nullptr, 0));
+        }
+        CUDA_OK(cudaDeviceSynchronize());
+        for (const Problem* p : probs) {
+            const std::vector<float> y = fetch_y(*p);
+            ASSERT_FALSE(y.empty());
+            EXPECT_LT(max_err(*p, y), tol) << "cols " << p->cols;
+        }
+    }
+
     tops_context_t ctx_ = nullptr;
     std::vector<tops_op_t> ops_;
 };
@@ -118,26 +144,15 @@ TEST_F(CudaPlans, SoftmaxSmallerPlanDoesNotBreakLargerOne) {
     Problem big, small;
     make_problem(32768, &rng, &big);
     make_problem(20000, &rng, &small);
-    tops_op_t ops[2] = {};
-    const Problem* probs[2] = {&big, &small};
-    for (int i = 0; i < 2; ++i) {
-        const int64_t dims[2] = {kRows, probs[i]->cols};
-        tops_softmax_desc_t d = tops_softmax_desc_default();
-        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr));
-        d.y = d.x;
-        TOPS_OK(tops_softmax_create(ctx_, &d, &ops[i]));
-        ops_.push_back(ops[i]);
-    }
-    for (int i = 0; i < 2; ++i) {
-        const tops_arg_t args[] = {{TOPS_ARG_X, probs[i]->dx.ptr}, {TOPS_ARG_Y, probs[i]->dy.ptr}};
-        TOPS_OK(tops_op_execute(ctx_, ops[i], args, 2, nullptr, 0));
-    }
-    CUDA_OK(cudaDeviceSynchronize());
-    for (int i = 0; i < 2; ++i) {
-        const std::vector<float> y = fetch_y(*probs[i]);
-        ASSERT_FALSE(y.empty());
-        EXPECT_LT(max_err_softmax(*probs[i], y), 1e-5) << "cols " << probs[i]->cols;
-    }
+    create_run_check(
+        {&big, &small},
+        [&](const int64_t* dims, tops_op_t* op) {
+            tops_softmax_desc_t d = tops_softmax_desc_default();
+            tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            d.y = d.x;
+            return tops_softmax_create(ctx_, &d, op);
+        },
+        [](const Problem& p, const std::vector<float>& y) { return max_err_softmax(p, y); }, 1e-5);
 }
 
 TEST_F(CudaPlans, NormSmallerPlanDoesNotBreakLargerOne) {
@@ -146,27 +161,16 @@ TEST_F(CudaPlans, NormSmallerPlanDoesNotBreakLargerOne) {
     make_problem(65536, &rng, &big);
     make_problem(40000, &rng, &small);
     constexpr float kEps = 1e-5f;
-    tops_op_t ops[2] = {};
-    const Problem* probs[2] = {&big, &small};
-    for (int i = 0; i < 2; ++i) {
-        const int64_t dims[2] = {kRows, probs[i]->cols};
-        tops_norm_desc_t d = tops_norm_desc_default();
-        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr));
-        d.y = d.x;
-        d.eps = kEps;
-        TOPS_OK(tops_norm_create(ctx_, &d, &ops[i]));
-        ops_.push_back(ops[i]);
-    }
-    for (int i = 0; i < 2; ++i) {
-        const tops_arg_t args[] = {{TOPS_ARG_X, probs[i]->dx.ptr}, {TOPS_ARG_Y, probs[i]->dy.ptr}};
-        TOPS_OK(tops_op_execute(ctx_, ops[i], args, 2, nullptr, 0));
-    }
-    CUDA_OK(cudaDeviceSynchronize());
-    for (int i = 0; i < 2; ++i) {
-        const std::vector<float> y = fetch_y(*probs[i]);
-        ASSERT_FALSE(y.empty());
-        EXPECT_LT(max_err_layernorm(*probs[i], y, kEps), 2e-5) << "cols " << probs[i]->cols;
-    }
+    create_run_check(
+        {&big, &small},
+        [&](const int64_t* dims, tops_op_t* op) {
+            tops_norm_desc_t d = tops_norm_desc_default();
+            tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            d.y = d.x;
+            d.eps = kEps;
+            return tops_norm_create(ctx_, &d, op);
+        },
+        [&](const Problem& p, const std::vector<float>& y) { return max_err_layernorm(p, y, kEps); }, 2e-5);
 }
 
 #endif
