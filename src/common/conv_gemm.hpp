@@ -24,7 +24,10 @@ namespace tops {
 // when h does not continue where w ends.
 inline int64_t conv_pixel_stride(const TensorLayout& t) {
     if (t.dims[3] == 1) return t.strides[2];
-    if (t.dims[2] == 1 || t.strides[2] == t.dims[3] * t.strides[3]) return t.strides[3];
+    int64_t row = 0;
+    if (t.dims[2] == 1 || (!__builtin_mul_overflow(t.dims[3], t.strides[3], &row) && t.strides[2] == row)) {
+        return t.strides[3];
+    }
     return -1;
 }
 
@@ -34,18 +37,25 @@ inline bool conv_as_gemm(const ConvParams& p, GemmParams* g) {
         p.pad_bottom != 0 || p.pad_left != 0 || p.pad_right != 0 || p.groups != 1) {
         return false;
     }
+    // Empty tensors may have unbounded dims: products that overflow int64
+    // leave the convolution to the backend's own checks.
+    int64_t pixels = 0, all_pixels = 0;
+    if (__builtin_mul_overflow(p.in_h, p.in_w, &pixels) || __builtin_mul_overflow(p.batch, pixels, &all_pixels)) {
+        return false;
+    }
     const TensorLayout* pix[3] = {&p.x, &p.y, p.residual.present() ? &p.residual : nullptr};
     int64_t ps[3] = {};
     bool images_join = true;
-    const int64_t pixels = p.in_h * p.in_w;
     for (int i = 0; i < 3; ++i) {
         if (!pix[i]) continue;
         ps[i] = conv_pixel_stride(*pix[i]);
         if (ps[i] < 0) return false;
-        images_join = images_join && (p.batch == 1 || pix[i]->strides[0] == pixels * ps[i]);
+        int64_t image = 0;
+        images_join = images_join && (p.batch == 1 || (!__builtin_mul_overflow(pixels, ps[i], &image) &&
+                                                       pix[i]->strides[0] == image));
     }
     const int64_t batch = images_join ? 1 : p.batch;
-    const int64_t rows = images_join ? p.batch * pixels : pixels;
+    const int64_t rows = images_join ? all_pixels : pixels;
     // (batch, rows, channels) view of x, y or residual.
     auto matrix = [&](const TensorLayout& t, int64_t pixel_stride) {
         TensorLayout m;
