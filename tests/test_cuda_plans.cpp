@@ -148,7 +148,8 @@ TEST_F(CudaPlans, SoftmaxSmallerPlanDoesNotBreakLargerOne) {
         {&big, &small},
         [&](const int64_t* dims, tops_op_t* op) {
             tops_softmax_desc_t d = tops_softmax_desc_default();
-            tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            const tops_status_t init = tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            if (init != TOPS_SUCCESS) return init;
             d.y = d.x;
             return tops_softmax_create(ctx_, &d, op);
         },
@@ -165,7 +166,8 @@ TEST_F(CudaPlans, NormSmallerPlanDoesNotBreakLargerOne) {
         {&big, &small},
         [&](const int64_t* dims, tops_op_t* op) {
             tops_norm_desc_t d = tops_norm_desc_default();
-            tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            const tops_status_t init = tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 2, dims, nullptr);
+            if (init != TOPS_SUCCESS) return init;
             d.y = d.x;
             d.eps = kEps;
             return tops_norm_create(ctx_, &d, op);
