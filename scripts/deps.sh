@@ -7,7 +7,9 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config libxsimd-dev libgtest-dev "$@")
 if [[ "${TOPS_BENCH_DEPS:-1}" == 1 ]]; then
-  packages+=(libdnnl-dev)   # optional: tops-bench compares with oneDNN when present
+  # optional: tops-bench compares with oneDNN when present; Debian's oneDNN
+  # CMake config requires the OpenCL development files (a Recommends of it).
+  packages+=(libdnnl-dev ocl-icd-opencl-dev)
 fi
 
 missing=()
