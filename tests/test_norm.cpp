@@ -310,6 +310,20 @@ std::vector<NormCase> norm_cases() {
     c.layout = Layout::InnerStride2;
     c.alias = Alias::y_x;
     v.push_back(c);
+    // Streaming rows (CUDA): longer than the shared-memory cache (and the
+    // register-held part), so pass 2 re-reads a tail, in place.
+    c = NormCase{};
+    c.name = "ln_h131072_inplace_y_is_x";
+    c.dims = {2, 131072};
+    c.stats = true;
+    c.alias = Alias::y_x;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_fused_h65536_inplace_prenorm_is_x_y_is_residual";
+    c.dims = {2, 65536};
+    c.bias = c.residual = c.prenorm = c.stats = true;
+    c.alias = Alias::pre_x_y_res;
+    v.push_back(c);
     c = NormCase{};
     c.name = "ln_zero_rows";
     c.dims = {0, 64};

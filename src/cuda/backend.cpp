@@ -125,6 +125,7 @@ Backend* create_backend(std::string* reason) {
             {cudaDevAttrMaxThreadsPerMultiProcessor, &d.max_threads_per_sm},
             {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d.max_smem_per_block_optin},
             {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &d.max_smem_per_sm},
+            {cudaDevAttrL2CacheSize, &d.l2_bytes},
         };
         for (const auto& a : attrs) {
             const cudaError_t e = cudaDeviceGetAttribute(a.value, a.attr, i);

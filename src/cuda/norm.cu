@@ -12,9 +12,13 @@
 //   over the registers: mean first, then the sum of squared deviations.
 // - streaming rows: rows too long for registers (e.g. 65536) get one block
 //   each: a Welford pass (per-vector mean / M2 merged with Chan's formula,
-//   stable for any length) that also keeps s as f32 in shared memory (up to
-//   the block's opt-in limit, 227 KiB on sm_90), then a normalize pass from
-//   that cache; only the part of a row beyond the cache is read twice.
+//   stable for any length) that also keeps the row on chip, then a normalize
+//   pass from there; only the part of a row beyond it is read twice. Without
+//   bias and residual (s == x) x itself is copied into shared memory with
+//   cp.async (up to the block's opt-in limit, 227 KiB on sm_90: a whole f16
+//   row of 65536; the copies bypass registers and L1, whose share of the SM's
+//   memory is small next to such a cache), else s is cached as f32; f32 rows
+//   also hold 32 KiB in registers beyond the cache (a whole 65536 f32 row).
 // Every kernel reads all of a row before it writes any of it, and a thread
 // writes only elements it has itself read, so y and prenorm may alias x or
 // residual (in place).
@@ -30,7 +34,10 @@
 // fewer warps), gamma / beta held in registers across rows (also with packed
 // f16x2 multiply-adds), a cluster of blocks per long row exchanging
 // statistics through distributed shared memory (register or shared-memory
-// slices).
+// slices); for streaming rows, 512-thread blocks with 8 loads in flight and
+// gamma / beta of 4 vectors loaded ahead (12-30% slower), or gamma / beta of
+// the next vector prefetched in the normalize pass (f32 1-2% slower, f16
+// spills).
 //
 // 16-byte vectors are used when every row tensor has unit column stride and
 // row strides, column count and parameter vectors allow them (plan time) and
@@ -39,8 +46,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/common/device.cuh"
+#include "cuda/common/mma.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/vec_convert.cuh"
 
@@ -310,92 +319,211 @@ __device__ __forceinline__ Welford block_welford(Welford a, Welford* scratch) {
     return warp_welford(lane < nwarps ? scratch[lane] : Welford{0.0f, 0.0f, 0.0f});
 }
 
-// One block per row of any length. Pass 1 reads s once, keeps the first
-// p.cache_vecs vectors of the row in dynamic shared memory as f32 (planar:
-// float4 chunk c of vector e at cache[(c * cache_vecs + e) * 4], so a warp's
-// 16-byte accesses are conflict-free) and accumulates Welford statistics.
-// Pass 2 normalizes from the cache; only rows longer than the cache re-read
-// their tail. A thread caches and later reads back the same vectors, so the
-// cache needs no barrier.
-template <class T, int VEC>
+// A vector of a streaming row as it is cached: the sums s as f32, or (RAW:
+// no bias, no residual, so s == x) x itself in its storage type, which
+// halves the cache of 2-byte rows (a 65536-element f16 row needs 128 KiB,
+// not 256).
+template <class T, int VEC, bool RAW>
+struct StreamRow {
+    using Elem = std::conditional_t<RAW, T, float>;
+    using Loaded = Vec<Elem, VEC>;
+    static_assert(!RAW || VEC > 1, "raw caching reads whole aligned vectors");
+    static_assert(sizeof(Loaded) % 16 == 0 || sizeof(Loaded) < 16, "cached vectors split into 16-byte chunks");
+    static constexpr int kChunkBytes = sizeof(Loaded) < 16 ? int(sizeof(Loaded)) : 16;
+    static constexpr int kChunkElems = kChunkBytes / int(sizeof(Elem));
+    static constexpr int kChunks = int(sizeof(Loaded)) / kChunkBytes;
+    using Chunk = Vec<Elem, kChunkElems>;
+    // Row vectors each thread keeps in registers beyond the shared-memory
+    // cache: 32 bytes per thread (32 KiB per block) for f32 rows, which with
+    // 227 KiB of shared memory holds a whole 256 KiB row (65536) on chip. Raw
+    // 2-byte rows fit in shared memory up to 116224 elements without them;
+    // the f32 cache of 2-byte sums keeps none (ptxas spills under the
+    // 64-register cap of 1024 threads).
+    static constexpr int kHeld = std::is_same_v<T, float> && VEC > 1 ? 32 / int(sizeof(Loaded)) : 0;
+    // Vectors re-read back to back in pass 2: 32 bytes per thread (more
+    // spills under the 64-register cap next to the gamma / beta / output
+    // registers; the raw bf16 kernel spills with 2).
+    static constexpr int kReread = RAW ? 1 : 32 / int(sizeof(Loaded)) > 0 ? 32 / int(sizeof(Loaded)) : 1;
+
+    static __device__ __forceinline__ Loaded load(const NormKernelParams& p, int64_t row, int64_t i) {
+        Loaded l;
+        if constexpr (RAW) {
+            l = *reinterpret_cast<const Loaded*>(static_cast<const T*>(p.x) + row * p.x_rs + i * VEC);
+        } else {
+            load_sum<T, VEC>(p, row, i * VEC, l.v);
+        }
+        return l;
+    }
+    static __device__ __forceinline__ void to_f32(const Loaded& l, float (&s)[VEC]) {
+        if constexpr (RAW) {
+            vec_to_f32<T, VEC>(l, s);
+        } else {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) s[j] = l.v[j];
+        }
+    }
+    // Planar chunks: chunk c of vector e at cache[(c * vecs + e) * kChunkElems],
+    // so a warp's 16-byte accesses are conflict-free.
+    static __device__ __forceinline__ void put(Elem* cache, int64_t vecs, int64_t e, const Loaded& l) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+            reinterpret_cast<Chunk*>(cache + (int64_t(c) * vecs + e) * kChunkElems)[0] =
+                reinterpret_cast<const Chunk*>(&l)[c];
+        }
+    }
+    static __device__ __forceinline__ Loaded get(const Elem* cache, int64_t vecs, int64_t e) {
+        Loaded l;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+            reinterpret_cast<Chunk*>(&l)[c] = reinterpret_cast<const Chunk*>(cache + (int64_t(c) * vecs + e) * kChunkElems)[0];
+        }
+        return l;
+    }
+};
+
+template <int VEC>
+__device__ __forceinline__ void welford_add(Welford& acc, const float (&s)[VEC], bool rms) {
+    if (rms) {
+        // Mean fixed at 0: merging adds the plain sums of squares.
+        float sq = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) sq += s[j] * s[j];
+        acc.n += float(VEC);
+        acc.m2 += sq;
+    } else {
+        float m = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) m += s[j];
+        m *= 1.0f / VEC;
+        float m2 = 0.0f;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) m2 += (s[j] - m) * (s[j] - m);
+        acc = welford_merge(acc, Welford{float(VEC), m, m2});
+    }
+}
+
+// One block per row of any length. Pass 1 reads the row once and
+// accumulates Welford statistics; its first p.cache_vecs vectors stay in
+// dynamic shared memory, the next kHeld * blockDim.x in registers (32 KiB),
+// and only what lies beyond both is read again in pass 2, which normalizes.
+// A thread caches and later reads back the same vectors (its own cp.async
+// copies, complete after its wait), so the cache needs no barrier.
+template <class T, int VEC, bool RAW>
 __global__ void __launch_bounds__(kStreamThreads)
     norm_stream_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(kStreamThreads % kWarpSize == 0 && kStreamThreads / kWarpSize <= kWarpSize, "whole warps");
-    constexpr int kChunks = VEC >= 4 ? VEC / 4 : 1;  // float4 pieces of a cached vector
-    constexpr int kChunk = VEC >= 4 ? 4 : VEC;
+    using R = StreamRow<T, VEC, RAW>;
+    using Loaded = typename R::Loaded;
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    float* cache = reinterpret_cast<float*>(smem_raw);  // (kChunks, cache_vecs, kChunk) f32
+    typename R::Elem* cache = reinterpret_cast<typename R::Elem*>(smem_raw);  // (kChunks, cache_vecs, kChunkElems)
     __shared__ Welford scratch[kWarpSize];
     const int64_t nvec = (p.cols + VEC - 1) / VEC;
-    const int64_t step = int64_t(kStreamUnroll) * blockDim.x;
-    auto cached = [&](int64_t e, int c) { return cache + (int64_t(c) * p.cache_vecs + e) * kChunk; };
+    const int64_t threads = blockDim.x;
+    const int64_t step = int64_t(kStreamUnroll) * threads;
+    const int64_t cached_end = p.cache_vecs < nvec ? p.cache_vecs : nvec;
+    const int64_t held_end = cached_end + R::kHeld * threads < nvec ? cached_end + R::kHeld * threads : nvec;
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         Welford acc{0.0f, 0.0f, 0.0f};
-        for (int64_t i0 = threadIdx.x; i0 < nvec; i0 += step) {
-            float s[kStreamUnroll][VEC];
-            // Issue every load of the batch before using any.
+        // Batches of kStreamUnroll vectors over [begin, end), every load issued before any use.
+        auto pass1 = [&](int64_t begin, int64_t end, bool keep) {
+            for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += step) {
+                Loaded l[kStreamUnroll];
 #pragma unroll
-            for (int u = 0; u < kStreamUnroll; ++u) {
-                const int64_t i = i0 + int64_t(u) * blockDim.x;
-                if (i < nvec) load_sum<T, VEC>(p, row, i * VEC, s[u]);
-            }
+                for (int u = 0; u < kStreamUnroll; ++u) {
+                    if (i0 + u * threads < end) l[u] = R::load(p, row, i0 + u * threads);
+                }
 #pragma unroll
-            for (int u = 0; u < kStreamUnroll; ++u) {
-                const int64_t i = i0 + int64_t(u) * blockDim.x;
-                if (i < nvec) {
-                    if (i < p.cache_vecs) {
-#pragma unroll
-                        for (int c = 0; c < kChunks; ++c) {
-                            Vec<float, kChunk> t;
-#pragma unroll
-                            for (int j = 0; j < kChunk; ++j) t.v[j] = s[u][c * kChunk + j];
-                            *reinterpret_cast<Vec<float, kChunk>*>(cached(i, c)) = t;
-                        }
-                    }
-                    if (p.rms) {
-                        // Mean fixed at 0: merging adds the plain sums of squares.
-                        float sq = 0.0f;
-#pragma unroll
-                        for (int j = 0; j < VEC; ++j) sq += s[u][j] * s[u][j];
-                        acc.n += float(VEC);
-                        acc.m2 += sq;
-                    } else {
-                        float m = 0.0f;
-#pragma unroll
-                        for (int j = 0; j < VEC; ++j) m += s[u][j];
-                        m *= 1.0f / VEC;
-                        float m2 = 0.0f;
-#pragma unroll
-                        for (int j = 0; j < VEC; ++j) m2 += (s[u][j] - m) * (s[u][j] - m);
-                        acc = welford_merge(acc, Welford{float(VEC), m, m2});
+                for (int u = 0; u < kStreamUnroll; ++u) {
+                    if (i0 + u * threads < end) {
+                        if (keep) R::put(cache, p.cache_vecs, i0 + u * threads, l[u]);
+                        float s[VEC];
+                        R::to_f32(l[u], s);
+                        welford_add<VEC>(acc, s, p.rms);
                     }
                 }
             }
+        };
+        if constexpr (RAW) {
+            // The cached range goes straight to shared memory (cp.async.cg:
+            // no registers, no L1 lines), so the whole range is in flight at
+            // once; the statistics then read it back.
+            static_assert(sizeof(Loaded) == 16, "raw rows copy 16-byte vectors");
+            const T* xrow = static_cast<const T*>(p.x) + row * p.x_rs;
+            for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
+                cp_async_16_zfill(smem_addr(cache + i * R::kChunkElems), xrow + i * VEC, true);
+            }
+            cp_async_commit();
+        } else {
+            pass1(0, cached_end, true);
         }
+        Loaded held[R::kHeld > 0 ? R::kHeld : 1];
+        if constexpr (R::kHeld > 0) {
+#pragma unroll
+            for (int h = 0; h < R::kHeld; ++h) {
+                if (cached_end + h * threads + threadIdx.x < held_end) {
+                    held[h] = R::load(p, row, cached_end + h * threads + threadIdx.x);
+                }
+            }
+        }
+        if constexpr (RAW) {
+            cp_async_wait<0>();
+            for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
+                float s[VEC];
+                R::to_f32(R::get(cache, p.cache_vecs, i), s);
+                welford_add<VEC>(acc, s, p.rms);
+            }
+        }
+        if constexpr (R::kHeld > 0) {
+#pragma unroll
+            for (int h = 0; h < R::kHeld; ++h) {
+                if (cached_end + h * threads + threadIdx.x < held_end) {
+                    float s[VEC];
+                    R::to_f32(held[h], s);
+                    welford_add<VEC>(acc, s, p.rms);
+                }
+            }
+        }
+        pass1(held_end, nvec, false);
+
         const Welford r = block_welford(acc, scratch);
         const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
         const float mean = p.rms ? 0.0f : r.mean;
         const float rstd = rsqrtf(r.m2 * inv_cols + p.eps);
         if (threadIdx.x == 0) store_stats(p, row, mean, rstd);
-        for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+        for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
             float s[VEC];
-            if (i < p.cache_vecs) {
-#pragma unroll
-                for (int c = 0; c < kChunks; ++c) {
-                    const Vec<float, kChunk> t = *reinterpret_cast<const Vec<float, kChunk>*>(cached(i, c));
-#pragma unroll
-                    for (int j = 0; j < kChunk; ++j) s[c * kChunk + j] = t.v[j];
-                }
-            } else {
-                load_sum<T, VEC>(p, row, i * VEC, s);
-            }
+            R::to_f32(R::get(cache, p.cache_vecs, i), s);
             store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
+        }
+#pragma unroll
+        for (int h = 0; h < R::kHeld; ++h) {
+            const int64_t i = cached_end + h * threads + threadIdx.x;
+            if (i < held_end) {
+                float s[VEC];
+                R::to_f32(held[h], s);
+                store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
+            }
+        }
+        for (int64_t i0 = held_end + threadIdx.x; i0 < nvec; i0 += R::kReread * threads) {
+            Loaded l[R::kReread];
+#pragma unroll
+            for (int u = 0; u < R::kReread; ++u) {
+                if (i0 + u * threads < nvec) l[u] = R::load(p, row, i0 + u * threads);
+            }
+#pragma unroll
+            for (int u = 0; u < R::kReread; ++u) {
+                if (i0 + u * threads < nvec) {
+                    float s[VEC];
+                    R::to_f32(l[u], s);
+                    store_outputs<T, VEC>(p, row, (i0 + u * threads) * VEC, s, mean, rstd, true);
+                }
+            }
         }
     }
 }
 
 // ---------------------------------------------------------------- instantiation list
-enum class Strategy { kRegs, kStream };
+enum class Strategy { kRegs, kStream, kStreamRaw };
 
 struct KernelEntry {
     Strategy strategy;
@@ -418,19 +546,27 @@ struct KernelEntry {
     TOPS_NORM_REGS(T, DT, NAME, V, 8, 32), TOPS_NORM_REGS(T, DT, NAME, V, 4, 128),                       \
     TOPS_NORM_REGS(T, DT, NAME, V, 4, 256), TOPS_NORM_REGS(T, DT, NAME, V, 4, 512),                      \
     TOPS_NORM_REGS(T, DT, NAME, V, 4, 1024),                                                             \
-    {Strategy::kStream, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V>),           \
+    {Strategy::kStream, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V, false>),    \
      "norm_" NAME "_stream_v" #V "_cuda"}
+// Streaming rows caching x itself (16-byte vectors, no bias or residual).
+#define TOPS_NORM_STREAM_RAW(T, DT, NAME, V)                                                                \
+    {Strategy::kStreamRaw, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V, true>),     \
+     "norm_" NAME "_stream_raw_v" #V "_cuda"}
 // VM: elements per 16-byte vector. The one-vector 512-thread team of f16 / bf16 follows each.
 #define TOPS_NORM_DTYPE(T, DT, NAME, VM) TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1)
 
 const KernelEntry kKernels[] = {
     TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
+    TOPS_NORM_STREAM_RAW(float, TOPS_DTYPE_F32, "f32", 4),
     TOPS_NORM_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
     TOPS_NORM_REGS(__half, TOPS_DTYPE_F16, "f16", 8, 1, 512),
+    TOPS_NORM_STREAM_RAW(__half, TOPS_DTYPE_F16, "f16", 8),
     TOPS_NORM_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
     TOPS_NORM_REGS(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8, 1, 512),
+    TOPS_NORM_STREAM_RAW(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
 };
 
+#undef TOPS_NORM_STREAM_RAW
 #undef TOPS_NORM_DTYPE
 #undef TOPS_NORM_VEC
 #undef TOPS_NORM_REGS
@@ -457,16 +593,18 @@ int64_t pow2_at_least(int64_t v) {
     return p;
 }
 
-// Streaming rows: as much of the row as the block's opt-in shared memory holds, as f32.
-Status stream_cache(const DeviceInfo& dev, int vec, int64_t nvec, Launch* l) {
-    const int64_t vec_bytes = int64_t(vec) * int64_t(sizeof(float));
+// Streaming rows: as much of the row as the block's opt-in shared memory
+// holds (f32 sums, or x itself for the raw kernels).
+Status stream_cache(const DeviceInfo& dev, int64_t vec_bytes, int64_t nvec, Launch* l) {
     l->cache_vecs = std::min(nvec, int64_t(dynamic_smem_budget(dev, l->kernel->fn)) / vec_bytes);
     l->smem = size_t(l->cache_vecs * vec_bytes);
     return allow_dynamic_smem(dev, l->kernel->fn, "norm: cudaFuncSetAttribute");
 }
 
-// The one dispatch point: row length and vector width -> kernel and launch shape.
-Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const DeviceInfo& dev, Launch* out) {
+// The one dispatch point: row length and vector width -> kernel and launch
+// shape. `sum_is_x`: no bias and no residual, so a streaming row may cache x.
+Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool sum_is_x, const DeviceInfo& dev,
+                     Launch* out) {
     static const int kWarpIters[] = {1, 2, 3, 4, 6, 8};
     const int64_t nvec = (cols + vec - 1) / vec;
     const bool narrow = dtype_size(dt) == 2;
@@ -502,9 +640,11 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, const
         l.threads = team;
         persistent = narrow;
     } else {
-        l.kernel = find_kernel(Strategy::kStream, dt, vec, 0, 0);
+        const bool raw = vec > 1 && sum_is_x;
+        l.kernel = find_kernel(raw ? Strategy::kStreamRaw : Strategy::kStream, dt, vec, 0, 0);
         l.threads = kStreamThreads;
-        if (l.kernel) TOPS_RETURN_IF_ERROR(stream_cache(dev, vec, nvec, &l));
+        const int64_t cached_bytes = int64_t(vec) * (raw ? int64_t(dtype_size(dt)) : int64_t(sizeof(float)));
+        if (l.kernel) TOPS_RETURN_IF_ERROR(stream_cache(dev, cached_bytes, nvec, &l));
         persistent = true;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
@@ -618,8 +758,9 @@ Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
     DeviceScope scope(dev.ordinal);
     TOPS_RETURN_IF_ERROR(scope.status());
     Launch vec_launch, scalar_launch;
-    if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, dev, &vec_launch));
-    TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, dev, &scalar_launch));
+    const bool sum_is_x = !np.bias.present() && !np.residual.present();
+    if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, sum_is_x, dev, &vec_launch));
+    TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, sum_is_x, dev, &scalar_launch));
     const Launch& shown = vec_ok ? vec_launch : scalar_launch;
     std::string why = fmt("rows=", base.rows, " cols=", base.cols,
                           vec_ok ? fmt(" 16-byte vectors when pointers are aligned (else ", scalar_launch.kernel->name,

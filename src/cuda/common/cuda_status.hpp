@@ -17,6 +17,7 @@ struct DeviceInfo {
     int max_threads_per_sm = 0;
     int max_smem_per_block_optin = 0;  // bytes of dynamic shared memory a block may opt into
     int max_smem_per_sm = 0;
+    int l2_bytes = 0;
 };
 
 inline Status cuda_status(cudaError_t err, const char* what, tops_status_t code = TOPS_ERROR_DEVICE) {
