@@ -1,10 +1,13 @@
 // CPU plan of the 2-D convolution. Kernel choice, in order:
-//   1. 1x1, stride 1, no padding, groups 1, x / y / residual dense NHWC,
-//      f16 / bf16: exactly a GEMM (pixels, C) @ (C, K) with the residual as C
-//      (beta 1), so it runs the GEMM plan itself (src/cpu/gemm.cpp), which
-//      widens x while packing it: conv2d_1x1_<gemm>. In f32 the same GEMM
-//      runs as pixels_by_channels below with x read in place as A (nothing
-//      staged, only the filter packed): measured faster than re-packing x.
+//   1. 1x1, stride 1, no padding, groups 1: exactly a GEMM (pixels, C) @
+//      (C, K) with the residual as C (beta 1), so it runs the GEMM plan itself
+//      (src/cpu/gemm.cpp, conv2d_1x1_<gemm>; src/common/conv_gemm.hpp builds
+//      it): f32 in any layout conv_as_gemm accepts (NCHW images as a batch
+//      of column-major D, which the GEMM solves as D^T = W X), f16 / bf16
+//      when x / y / residual are dense NHWC (the GEMM widens x while packing
+//      it). f32 C256 56x56 K64 (docs/performance.md, CPU conv2d): NCHW 1.44
+//      -> 1.13 ms on one thread of the 16-core Xeon, 1.60 -> 1.47 on the
+//      2-core EPYC; NHWC equal on the Xeon, 1.38 -> 1.21 ms on the EPYC.
 //   2. depthwise (C/G = 1, groups > 1, any channel multiplier K/G): a direct
 //      kernel vectorized over channels (src/cpu/kernels/conv_depthwise.cpp).
 //   3. everything else: the implicit GEMM (src/cpu/kernels/conv_gemm.cpp) on
@@ -377,7 +380,7 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     const bool forced_pbc = algo == "pixels_by_channels", forced_cbp = algo == "channels_by_pixels";
     const bool dense_nhwc = conv_is_dense_nhwc(p.x) && conv_is_dense_nhwc(p.y) &&
                             (!p.residual.present() || conv_is_dense_nhwc(p.residual));
-    if (!forced_pbc && !forced_cbp && dense_nhwc && p.x.dtype != TOPS_DTYPE_F32) {
+    if (!forced_pbc && !forced_cbp && (p.x.dtype == TOPS_DTYPE_F32 || dense_nhwc)) {
         bool planned = false;
         TOPS_RETURN_IF_ERROR(plan_conv_as_gemm(
             p, [](const GemmParams& g, PlanPtr* gemm) { return plan_gemm(g, gemm); }, out, &planned));

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "common/status.hpp"
 #include "cpu/gemm_kernels.hpp"
@@ -79,21 +80,27 @@ const char* dtype_tag(tops_dtype_t dt) {
 class GemmPlan final : public OpPlan {
 public:
     GemmPlan(const GemmParams& p, Isa isa) : p_(p), isa_(isa), tile_(gemm_tile_shape(isa)) {
+        // A column-major D (unit row stride, e.g. a 1x1 convolution of NCHW
+        // images) is solved as D^T = B^T A^T, whose D^T has unit column
+        // stride: the micro-kernel's tile stores and C loads stay vectors (a
+        // per-row bias then follows the rows of D^T).
+        transposed_ = p.d.strides[2] != 1 && p.d.strides[1] == 1 && p.n > 1;
+        const int64_t m = transposed_ ? p.n : p.m, n = transposed_ ? p.m : p.n;
         const bool overridden = blocking_override(tile_, &blk_);
         if (!overridden) blk_ = default_blocking(tile_);
         // Small problems need no more than they have.
         blk_.kc = std::max<int64_t>(1, std::min(blk_.kc, p.k));
-        blk_.mc = std::min(blk_.mc, round_up_to(std::max<int64_t>(p.m, 1), tile_.mr));
-        blk_.nc = std::min(blk_.nc, round_up_to(std::max<int64_t>(p.n, 1), tile_.nr));
+        blk_.mc = std::min(blk_.mc, round_up_to(std::max<int64_t>(m, 1), tile_.mr));
+        blk_.nc = std::min(blk_.nc, round_up_to(std::max<int64_t>(n, 1), tile_.nr));
         max_threads_ = std::max(1, omp_get_max_threads());
         // A problem with no output runs nothing (execute returns at once); its
         // dims may be unbounded (an empty batch), so it gets no workspace.
         if (p.batch > 0 && p.m > 0 && p.n > 0) {
-            layout_ = gemm_workspace_layout(blk_, tile_, p.m, p.n, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
+            layout_ = gemm_workspace_layout(blk_, tile_, m, n, p.k, max_threads_, p.d.dtype == TOPS_DTYPE_F32);
         }
         const bool mixed = p.d.dtype != p.a.dtype;
-        name_ = fmt("gemm_", dtype_tag(p.a.dtype), mixed ? "_f32out" : "", "_", tile_.mr, "x", tile_.nr, "_",
-                    isa_name(isa));
+        name_ = fmt("gemm_", dtype_tag(p.a.dtype), mixed ? "_f32out" : "", transposed_ ? "_dT" : "", "_", tile_.mr,
+                    "x", tile_.nr, "_", isa_name(isa));
         why_ = fmt("packed Goto/BLIS blocking mc ", blk_.mc, " kc ", blk_.kc, " nc ", blk_.nc,
                    overridden ? " (TOPS_GEMM_BLOCKS)" : " (from cache sizes)", ", register tile ", tile_.mr, "x",
                    tile_.nr, ", workspace for up to ", max_threads_, " threads; isa ", isa_name(isa),
@@ -121,6 +128,17 @@ public:
         if (g.c) g.c_bs = p_.c.strides[0], g.c_rs = p_.c.strides[1], g.c_cs = p_.c.strides[2];
         g.d_bs = p_.d.strides[0], g.d_rs = p_.d.strides[1], g.d_cs = p_.d.strides[2];
         if (g.bias) g.bias_s = p_.bias.strides[0];
+        if (transposed_) {
+            // D^T (n, m) = B^T (n, k) A^T (k, m): swap the operands and every row / column stride.
+            std::swap(g.a, g.b);
+            std::swap(g.a_bs, g.b_bs);
+            g.a_rs = p_.b.strides[2], g.a_cs = p_.b.strides[1];
+            g.b_rs = p_.a.strides[2], g.b_cs = p_.a.strides[1];
+            std::swap(g.c_rs, g.c_cs);
+            std::swap(g.d_rs, g.d_cs);
+            std::swap(g.m, g.n);
+            g.bias_rows = true;
+        }
         g.alpha = p_.alpha;
         g.beta = p_.beta;
         g.act = p_.act;
@@ -160,6 +178,7 @@ private:
     GemmTileShape tile_;
     GemmBlocking blk_;
     GemmWorkspaceLayout layout_;
+    bool transposed_ = false;  // solved as D^T = B^T A^T
     int max_threads_ = 1;
     std::string name_, why_;
 };

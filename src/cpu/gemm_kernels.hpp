@@ -104,7 +104,8 @@ inline GemmWorkspaceLayout gemm_workspace_layout(const GemmBlocking& blk, GemmTi
 }
 
 // One batched GEMM problem, strides in elements. A is (batch, m, k), B
-// (batch, k, n), C / D (batch, m, n), bias (n); any strides (0 = shared).
+// (batch, k, n), C / D (batch, m, n), bias (n, or m with bias_rows); any strides
+// (0 = shared).
 struct GemmArgs {
     const void* a = nullptr;
     const void* b = nullptr;
@@ -117,6 +118,7 @@ struct GemmArgs {
     int64_t c_bs = 0, c_rs = 0, c_cs = 0;
     int64_t d_bs = 0, d_rs = 0, d_cs = 0;
     int64_t bias_s = 0;
+    bool bias_rows = false;  // bias indexed by the row of D (a transposed problem), else by its column
     float alpha = 1.0f, beta = 0.0f;
     Activation act = Activation::none;
     GemmBlocking blk;

@@ -203,6 +203,7 @@ struct TileDest {
     int64_t c_rs = 0, c_cs = 0;
     const storage_t<OUT>* bias = nullptr;     // last slab only
     int64_t bias_s = 0;
+    bool bias_rows = false;                   // bias[i] (per row) instead of bias[j]
     storage_t<OUT>* d = nullptr;              // final output (last slab only)
     int64_t d_rs = 0, d_cs = 0;
     bool last = false;
@@ -213,9 +214,12 @@ template <tops_dtype_t OUT>
 TOPS_MICRO_INLINE void store_tile_vec(const Tile& acc, const TileDest<OUT>& t) {
     const VecF alpha(t.alpha), beta(t.beta);
     VecF bias[kNv];
-    for (int v = 0; v < kNv; ++v) bias[v] = t.bias ? load<OUT>(t.bias + v * kLanes) : VecF(0.0f);
+    for (int v = 0; v < kNv; ++v) bias[v] = t.bias && !t.bias_rows ? load<OUT>(t.bias + v * kLanes) : VecF(0.0f);
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
+        if (t.bias_rows && t.last) {
+            for (int v = 0; v < kNv; ++v) bias[v] = VecF(to_float<OUT>(t.bias[i * t.bias_s]));
+        }
 #pragma GCC unroll 2
         for (int v = 0; v < kNv; ++v) {
             VecF x = acc[i][v] * alpha;
@@ -241,7 +245,7 @@ void store_tile_scalar(const float (&tmp)[kMr][kNr], const TileDest<OUT>& t, int
             if (t.prev) x += t.prev[i * t.part_rs + j * t.part_cs];
             if (t.c) x += t.beta * to_float<OUT>(t.c[i * t.c_rs + j * t.c_cs]);
             if (t.last) {
-                if (t.bias) x += to_float<OUT>(t.bias[j * t.bias_s]);
+                if (t.bias) x += to_float<OUT>(t.bias[(t.bias_rows ? i : j) * t.bias_s]);
                 t.d[i * t.d_rs + j * t.d_cs] = from_float<OUT>(activate_scalar(t.act, x));
             } else {
                 t.part[i * t.part_rs + j * t.part_cs] = x;
@@ -281,7 +285,7 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
     const int64_t m_rows = rows.end - rows.begin;
     // MC blocks of equal height (whole MR slivers).
     const int64_t mc = std::min(g.blk.mc, round_up(ceil_div(m_rows, ceil_div(m_rows, g.blk.mc)), kMr));
-    const bool vec_ok = g.d_cs == 1 && (!g.c || g.c_cs == 1) && (!g.bias || g.bias_s == 1);
+    const bool vec_ok = g.d_cs == 1 && (!g.c || g.c_cs == 1) && (!g.bias || g.bias_rows || g.bias_s == 1);
 
     for (int64_t bi = 0; bi < g.batch; ++bi) {
         const TI* A = static_cast<const TI*>(g.a) + bi * g.a_bs;
@@ -358,8 +362,9 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                                 t.d_rs = g.d_rs;
                                 t.d_cs = g.d_cs;
                                 if (g.bias) {
-                                    t.bias = static_cast<const TO*>(g.bias) + j0 * g.bias_s;
+                                    t.bias = static_cast<const TO*>(g.bias) + (g.bias_rows ? i0 : j0) * g.bias_s;
                                     t.bias_s = g.bias_s;
+                                    t.bias_rows = g.bias_rows;
                                 }
                             }
                             const bool part_unit = t.part == nullptr || t.part_cs == 1;
