@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """L2 cache-policy probe: copy and sum kernels with different load / store
-hints, timed as compare_torch.py times ops (256 MiB written before each call,
+hints, timed by compare_torch.py's Timer (256 MiB written before each call,
 one call per CUDA-event pair, median of 30 after 5 warm-ups), 3 rounds.
 
     python3 bench/l2_policy_probe.py [--sizes 16,24,32,64,128]
@@ -9,8 +9,11 @@ Builds bench/l2_policy_probe.cu with nvcc (sm_90) into a temporary directory.
 The figures and what they mean for the kernels: docs/performance.md (norm and
 reduce, 2026-11-26).
 """
-import argparse, ctypes, os, statistics, subprocess, tempfile
+import argparse, ctypes, os, statistics, subprocess, sys, tempfile
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_torch import Timer, copy_ceiling  # noqa: E402  (the same timer as the comparisons)
 
 LOADS = ["plain", "nc", "cs", "evict_first", "nc_na_evict_first", "lu", "nc_256B", "na_evict_first"]
 STORES = ["plain", "cs", "evict_first", "evict_last"]
@@ -31,26 +34,10 @@ def main():
     lib = ctypes.CDLL(so)
     for f in (lib.run_copy, lib.run_sum):
         f.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p]
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-
-    def timeit(fn, reps=30, warm=5):
-        ts = []
-        for i in range(warm + reps):
-            flush.zero_()
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            if i >= warm:
-                ts.append(a.elapsed_time(b))
-        return statistics.median(ts)
-
+    timeit = Timer(reps=30, warmup=5)
     stream = lambda: torch.cuda.current_stream().cuda_stream
-    big = torch.randn(128 << 20, device="cuda")
-    big2 = torch.empty_like(big)
-    ceiling = 2 * big.numel() * 4 / timeit(lambda: big2.copy_(big)) / 1e6
+    sum_grid_cap = 8 * torch.cuda.get_device_properties(0).multi_processor_count  # 8 blocks of 256 per SM
+    ceiling = copy_ceiling(timeit)
     print(f"copy ceiling {ceiling:.1f} GB/s (512 MiB f32 device-to-device)")
     for mib in (int(m) for m in args.sizes.split(",")):
         nbytes = mib << 20
@@ -67,7 +54,7 @@ def main():
                 res.setdefault(f"copy load={LOADS[v // 10]} store={STORES[v % 10]}", []).append(t)
             res.setdefault("torch sum", []).append(timeit(lambda: x.sum()))
             for v in SUMS:
-                t = timeit(lambda: lib.run_sum(v, x.data_ptr(), part.data_ptr(), nbytes, min(grid, 132 * 8), stream()))
+                t = timeit(lambda: lib.run_sum(v, x.data_ptr(), part.data_ptr(), nbytes, min(grid, sum_grid_cap), stream()))
                 res.setdefault(f"sum load={LOADS[v]}", []).append(t)
         torch.cuda.synchronize()
         assert torch.equal(x, y), "copy kernels must reproduce x"
