@@ -35,9 +35,9 @@
 // f16x2 multiply-adds), a cluster of blocks per long row exchanging
 // statistics through distributed shared memory (register or shared-memory
 // slices); for streaming rows, 512-thread blocks with 8 loads in flight and
-// gamma / beta of 4 vectors loaded ahead (12-30% slower), or gamma / beta of
-// the next vector prefetched in the normalize pass (f32 1-2% slower, f16
-// spills).
+// gamma / beta of 4 vectors loaded ahead (12-30% slower; with the cp.async
+// copies still 3-37% slower), or gamma / beta of the next vector prefetched
+// in the normalize pass (f32 1-2% slower, f16 spills).
 //
 // 16-byte vectors are used when every row tensor has unit column stride and
 // row strides, column count and parameter vectors allow them (plan time) and
