@@ -318,6 +318,20 @@ std::vector<NormCase> norm_cases() {
     c.stats = true;
     c.alias = Alias::y_x;
     v.push_back(c);
+    // More streaming rows than resident blocks (132 on an H100): each block's
+    // next row is copied in while the current one is written, in place too.
+    c = NormCase{};
+    c.name = "ln_rows264_h40000_inplace_y_is_x";
+    c.dims = {264, 40000};
+    c.stats = true;
+    c.alias = Alias::y_x;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "rms_rows264_h40000";
+    c.dims = {264, 40000};
+    c.rms = true;
+    c.beta = false;
+    v.push_back(c);
     c = NormCase{};
     c.name = "ln_fused_h65536_inplace_prenorm_is_x_y_is_residual";
     c.dims = {2, 65536};

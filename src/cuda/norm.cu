@@ -19,6 +19,10 @@
 //   row of 65536; the copies bypass registers and L1, whose share of the SM's
 //   memory is small next to such a cache), else s is cached as f32; f32 rows
 //   also hold 32 KiB in registers beyond the cache (a whole 65536 f32 row).
+//   Raw rows wholly on chip take their statistics in two exact passes over
+//   the cache (no Welford division per vector), and each cache slot, once
+//   normalized, is refilled with the block's next row, so that row's reads
+//   overlap this row's writes.
 // Every kernel reads all of a row before it writes any of it, and a thread
 // writes only elements it has itself read, so y and prenorm may alias x or
 // residual (in place).
@@ -417,13 +421,24 @@ __global__ void __launch_bounds__(kStreamThreads)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     typename R::Elem* cache = reinterpret_cast<typename R::Elem*>(smem_raw);  // (kChunks, cache_vecs, kChunkElems)
     __shared__ Welford scratch[kWarpSize];
+    __shared__ float sum_scratch[kWarpSize];
     const int64_t nvec = (p.cols + VEC - 1) / VEC;
     const int64_t threads = blockDim.x;
     const int64_t step = int64_t(kStreamUnroll) * threads;
     const int64_t cached_end = p.cache_vecs < nvec ? p.cache_vecs : nvec;
     const int64_t held_end = cached_end + R::kHeld * threads < nvec ? cached_end + R::kHeld * threads : nvec;
+    // Raw rows: vector i of `row` into this thread's cache slot i.
+    auto copy_vec = [&](int64_t row, int64_t i) {
+        cp_async_16_zfill(smem_addr(cache + i * R::kChunkElems), static_cast<const T*>(p.x) + row * p.x_rs + i * VEC,
+                          true);
+    };
+    auto copy_row = [&](int64_t row) {
+        for (int64_t i = threadIdx.x; i < cached_end; i += threads) copy_vec(row, i);
+        cp_async_commit();
+    };
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         Welford acc{0.0f, 0.0f, 0.0f};
+        const int64_t next_row = row + gridDim.x;
         // Batches of kStreamUnroll vectors over [begin, end), every load issued before any use.
         auto pass1 = [&](int64_t begin, int64_t end, bool keep) {
             for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += step) {
@@ -446,13 +461,10 @@ __global__ void __launch_bounds__(kStreamThreads)
         if constexpr (RAW) {
             // The cached range goes straight to shared memory (cp.async.cg:
             // no registers, no L1 lines), so the whole range is in flight at
-            // once; the statistics then read it back.
+            // once; the statistics then read it back. Rows after the block's
+            // first were copied by the previous row's normalize pass.
             static_assert(sizeof(Loaded) == 16, "raw rows copy 16-byte vectors");
-            const T* xrow = static_cast<const T*>(p.x) + row * p.x_rs;
-            for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
-                cp_async_16_zfill(smem_addr(cache + i * R::kChunkElems), xrow + i * VEC, true);
-            }
-            cp_async_commit();
+            if (row == blockIdx.x) copy_row(row);
         } else {
             pass1(0, cached_end, true);
         }
@@ -465,36 +477,80 @@ __global__ void __launch_bounds__(kStreamThreads)
                 }
             }
         }
-        if constexpr (RAW) {
-            cp_async_wait<0>();
-            for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
-                float s[VEC];
-                R::to_f32(R::get(cache, p.cache_vecs, i), s);
-                welford_add<VEC>(acc, s, p.rms);
-            }
-        }
-        if constexpr (R::kHeld > 0) {
-#pragma unroll
-            for (int h = 0; h < R::kHeld; ++h) {
-                if (cached_end + h * threads + threadIdx.x < held_end) {
+        // f(s) over the vectors on chip, [0, held_end): shared memory (raw rows), then registers.
+        auto for_on_chip = [&](auto&& f) {
+            if constexpr (RAW) {
+#pragma unroll 2
+                for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
                     float s[VEC];
-                    R::to_f32(held[h], s);
-                    welford_add<VEC>(acc, s, p.rms);
+                    R::to_f32(R::get(cache, p.cache_vecs, i), s);
+                    f(s);
                 }
             }
-        }
-        pass1(held_end, nvec, false);
-
-        const Welford r = block_welford(acc, scratch);
+            if constexpr (R::kHeld > 0) {
+#pragma unroll
+                for (int h = 0; h < R::kHeld; ++h) {
+                    if (cached_end + h * threads + threadIdx.x < held_end) {
+                        float s[VEC];
+                        R::to_f32(held[h], s);
+                        f(s);
+                    }
+                }
+            }
+        };
         const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
-        const float mean = p.rms ? 0.0f : r.mean;
-        const float rstd = rsqrtf(r.m2 * inv_cols + p.eps);
+        float mean = 0.0f, m2 = 0.0f;
+        if (RAW && held_end == nvec) {
+            // A raw row wholly on chip: two exact passes (the mean, then the
+            // squared deviations; RMSNorm only the second) instead of a
+            // Welford merge, with its division, per vector; that merge ran
+            // with DRAM idle, as the statistics of every block fall between
+            // its read and write phases.
+            cp_async_wait<0>();
+            asm volatile("" ::: "memory");  // the cache reads below stay after the wait
+            if (!p.rms) {
+                float sum = 0.0f;
+                for_on_chip([&](const float (&v)[VEC]) {
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) sum += v[j];
+                });
+                mean = team_sum<kStreamThreads>(sum, sum_scratch) * inv_cols;
+            }
+            float sq = 0.0f;
+            for_on_chip([&](const float (&v)[VEC]) {
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) sq += (v[j] - mean) * (v[j] - mean);
+            });
+            m2 = team_sum<kStreamThreads>(sq, sum_scratch);
+        } else {
+            if constexpr (RAW) {
+                cp_async_wait<0>();
+                asm volatile("" ::: "memory");  // the cache reads below stay after the wait
+            }
+            for_on_chip([&](const float (&v)[VEC]) { welford_add<VEC>(acc, v, p.rms); });
+            pass1(held_end, nvec, false);
+            const Welford r = block_welford(acc, scratch);
+            mean = p.rms ? 0.0f : r.mean;
+            m2 = r.m2;
+        }
+        const float rstd = rsqrtf(m2 * inv_cols + p.eps);
         if (threadIdx.x == 0) store_stats(p, row, mean, rstd);
+        // Each cache slot, once normalized, takes the block's next row (raw
+        // rows), so that row's reads overlap this row's writes. The slot was
+        // read by this thread's own load, which the in-order issue of the
+        // store that consumes it has completed; the empty asm keeps the
+        // compiler from moving the copy above that load.
+        const bool refill = RAW && next_row < p.rows;
         for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
             float s[VEC];
             R::to_f32(R::get(cache, p.cache_vecs, i), s);
             store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
+            if (refill) {
+                asm volatile("" ::: "memory");
+                copy_vec(next_row, i);
+            }
         }
+        if (refill) cp_async_commit();
 #pragma unroll
         for (int h = 0; h < R::kHeld; ++h) {
             const int64_t i = cached_end + h * threads + threadIdx.x;
