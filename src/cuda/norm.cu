@@ -406,10 +406,11 @@ __device__ __forceinline__ void welford_add(Welford& acc, const float (&s)[VEC],
     }
 }
 
-// One block per row of any length. Pass 1 reads the row once and
-// accumulates Welford statistics; its first p.cache_vecs vectors stay in
-// dynamic shared memory, the next kHeld * blockDim.x in registers (32 KiB),
-// and only what lies beyond both is read again in pass 2, which normalizes.
+// One block per row of any length. Pass 1 reads the row once and takes its
+// statistics (two exact passes over a raw row that is wholly on chip, else
+// Welford); its first p.cache_vecs vectors stay in dynamic shared memory,
+// the next kHeld * blockDim.x in registers (32 KiB), and only what lies
+// beyond both is read again in pass 2, which normalizes.
 // A thread caches and later reads back the same vectors (its own cp.async
 // copies, complete after its wait), so the cache needs no barrier.
 template <class T, int VEC, bool RAW>
