@@ -349,10 +349,14 @@ struct StreamRow {
     // registers; the raw bf16 kernel spills with 2).
     static constexpr int kReread = RAW ? 1 : 32 / int(sizeof(Loaded)) > 0 ? 32 / int(sizeof(Loaded)) : 1;
 
+    // Vector i of x's row (raw rows: 16-byte aligned).
+    static __device__ __forceinline__ const T* x_at(const NormKernelParams& p, int64_t row, int64_t i) {
+        return static_cast<const T*>(p.x) + row * p.x_rs + i * VEC;
+    }
     static __device__ __forceinline__ Loaded load(const NormKernelParams& p, int64_t row, int64_t i) {
         Loaded l;
         if constexpr (RAW) {
-            l = *reinterpret_cast<const Loaded*>(static_cast<const T*>(p.x) + row * p.x_rs + i * VEC);
+            l = *reinterpret_cast<const Loaded*>(x_at(p, row, i));
         } else {
             load_sum<T, VEC>(p, row, i * VEC, l.v);
         }
@@ -368,18 +372,21 @@ struct StreamRow {
     }
     // Planar chunks: chunk c of vector e at cache[(c * vecs + e) * kChunkElems],
     // so a warp's 16-byte accesses are conflict-free.
+    template <class E>
+    static __device__ __forceinline__ E* slot(E* cache, int64_t vecs, int64_t e, int c = 0) {
+        return cache + (int64_t(c) * vecs + e) * kChunkElems;
+    }
     static __device__ __forceinline__ void put(Elem* cache, int64_t vecs, int64_t e, const Loaded& l) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) {
-            reinterpret_cast<Chunk*>(cache + (int64_t(c) * vecs + e) * kChunkElems)[0] =
-                reinterpret_cast<const Chunk*>(&l)[c];
+            reinterpret_cast<Chunk*>(slot(cache, vecs, e, c))[0] = reinterpret_cast<const Chunk*>(&l)[c];
         }
     }
     static __device__ __forceinline__ Loaded get(const Elem* cache, int64_t vecs, int64_t e) {
         Loaded l;
 #pragma unroll
         for (int c = 0; c < kChunks; ++c) {
-            reinterpret_cast<Chunk*>(&l)[c] = reinterpret_cast<const Chunk*>(cache + (int64_t(c) * vecs + e) * kChunkElems)[0];
+            reinterpret_cast<Chunk*>(&l)[c] = reinterpret_cast<const Chunk*>(slot(cache, vecs, e, c))[0];
         }
         return l;
     }
@@ -430,8 +437,7 @@ __global__ void __launch_bounds__(kStreamThreads)
     const int64_t held_end = cached_end + R::kHeld * threads < nvec ? cached_end + R::kHeld * threads : nvec;
     // Raw rows: vector i of `row` into this thread's cache slot i.
     auto copy_vec = [&](int64_t row, int64_t i) {
-        cp_async_16_zfill(smem_addr(cache + i * R::kChunkElems), static_cast<const T*>(p.x) + row * p.x_rs + i * VEC,
-                          true);
+        cp_async_16_zfill(smem_addr(R::slot(cache, p.cache_vecs, i)), R::x_at(p, row, i), true);
     };
     auto copy_row = [&](int64_t row) {
         for (int64_t i = threadIdx.x; i < cached_end; i += threads) copy_vec(row, i);
@@ -500,6 +506,10 @@ __global__ void __launch_bounds__(kStreamThreads)
             }
         };
         const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
+        if constexpr (RAW) {
+            cp_async_wait<0>();
+            asm volatile("" ::: "memory");  // the cache reads below stay after the wait
+        }
         float mean = 0.0f, m2 = 0.0f;
         if (RAW && held_end == nvec) {
             // A raw row wholly on chip: two exact passes (the mean, then the
@@ -507,8 +517,6 @@ __global__ void __launch_bounds__(kStreamThreads)
             // Welford merge, with its division, per vector; that merge ran
             // with DRAM idle, as the statistics of every block fall between
             // its read and write phases.
-            cp_async_wait<0>();
-            asm volatile("" ::: "memory");  // the cache reads below stay after the wait
             if (!p.rms) {
                 float sum = 0.0f;
                 for_on_chip([&](const float (&v)[VEC]) {
@@ -524,10 +532,6 @@ __global__ void __launch_bounds__(kStreamThreads)
             });
             m2 = team_sum<kStreamThreads>(sq, sum_scratch);
         } else {
-            if constexpr (RAW) {
-                cp_async_wait<0>();
-                asm volatile("" ::: "memory");  // the cache reads below stay after the wait
-            }
             for_on_chip([&](const float (&v)[VEC]) { welford_add<VEC>(acc, v, p.rms); });
             pass1(held_end, nvec, false);
             const Welford r = block_welford(acc, scratch);

@@ -298,7 +298,8 @@ __global__ void __launch_bounds__(kColsLanes * kColsWarps)
                     if constexpr (VEC == 1) {
                         t[u].v[0] = load_with_policy(col + reduced_offset(p.red, r), policy);
                     } else {
-                        t[u] = load_with_policy(reinterpret_cast<const Vec<T, VEC>*>(col + reduced_offset(p.red, r)), policy);
+                        t[u] = load_with_policy(reinterpret_cast<const Vec<T, VEC>*>(col + reduced_offset(p.red, r)),
+                                                policy);
                     }
                 }
             }
@@ -540,10 +541,11 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
     const int vm = int(16 / dtype_size(dt));
     // Evict-first loads of x (l2_policy) keep the pass from pushing other,
     // possibly dirty, data out of L2: on an H100 whose L2 was just filled with
-    // written data, global pooling f16 (2 L2 sizes of input) ran 9.5% faster,
-    // f32 (4 L2 sizes) 1.5%, while 8192x8192 f32 sums (5 L2 sizes) ran 0.3-1.8%
-    // slower (docs/performance.md). An empty x reads nothing (and its dims may
-    // be unbounded).
+    // written data, global pooling f16 (2 L2 sizes of input) ran 9.6% faster,
+    // f32 (4 L2 sizes) 1.6%; evict-first on every input made 8192x8192 f32
+    // sums (5 L2 sizes) 0.3-1.8% slower, so larger inputs keep the normal
+    // priority (docs/performance.md). An empty x reads nothing (and its dims
+    // may be unbounded).
     constexpr int64_t kStreamingMaxL2s = 4;
     base.streaming = base.outputs > 0 && base.len > 0 &&
                      base.len <= kStreamingMaxL2s * int64_t(dev.l2_bytes) / base.outputs / int64_t(dtype_size(dt));
