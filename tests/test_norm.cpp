@@ -310,22 +310,18 @@ std::vector<NormCase> norm_cases() {
     c.layout = Layout::InnerStride2;
     c.alias = Alias::y_x;
     v.push_back(c);
-    // Streaming rows (CUDA): longer than the shared-memory cache (and the
-    // register-held part), so pass 2 re-reads a tail, in place.
-    c = NormCase{};
-    c.name = "ln_h131072_inplace_y_is_x";
-    c.dims = {2, 131072};
-    c.stats = true;
-    c.alias = Alias::y_x;
-    v.push_back(c);
-    // More streaming rows than resident blocks (132 on an H100): each block's
-    // next row is copied in while the current one is written, in place too.
-    c = NormCase{};
-    c.name = "ln_rows264_h40000_inplace_y_is_x";
-    c.dims = {264, 40000};
-    c.stats = true;
-    c.alias = Alias::y_x;
-    v.push_back(c);
+    // Streaming rows (CUDA), in place: longer than the shared-memory cache and
+    // the register-held part (pass 2 re-reads a tail), and more rows than
+    // resident blocks (132 on an H100: each block's next row is copied in
+    // while the current one is written).
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 131072}, std::vector<int64_t>{264, 40000}}) {
+        c = NormCase{};
+        c.name = "ln_rows" + std::to_string(dims[0]) + "_h" + std::to_string(dims[1]) + "_inplace_y_is_x";
+        c.dims = dims;
+        c.stats = true;
+        c.alias = Alias::y_x;
+        v.push_back(c);
+    }
     c = NormCase{};
     c.name = "rms_rows264_h40000";
     c.dims = {264, 40000};
