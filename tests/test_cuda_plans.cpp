@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tops/tops.h"
@@ -173,6 +174,35 @@ TEST_F(CudaPlans, NormSmallerPlanDoesNotBreakLargerOne) {
             return tops_norm_create(ctx_, &d, op);
         },
         [&](const Problem& p, const std::vector<float>& y) { return max_err_layernorm(p, y, kEps); }, 2e-5);
+}
+
+// x W^T + bias with GELU erf / SiLU in 16-bit dtypes runs the fused sm_90a
+// kernel on a compute capability 9.0 device (its numerics are checked by
+// GemmTest's linear_* cases; this pins that they do not silently take the
+// cuBLASLt + activation-pass fallback), and the other path elsewhere.
+TEST_F(CudaPlans, LinearGeluErfTakesFusedKernelOnSm90) {
+    cudaDeviceProp prop{};
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
+    const int64_t x_dims[2] = {300, 264}, w_dims[2] = {520, 264}, d_dims[2] = {300, 520}, b_dims[1] = {520};
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
+        for (tops_activation_t act : {TOPS_ACT_GELU_ERF, TOPS_ACT_SILU, TOPS_ACT_GELU_TANH}) {
+            tops_gemm_desc_t g = tops_gemm_desc_default();
+            TOPS_OK(tops_tensor_desc_init(&g.a, dt, 2, x_dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&g.b, dt, 2, w_dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&g.d, dt, 2, d_dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&g.bias, dt, 1, b_dims, nullptr));
+            g.trans_b = 1;
+            g.act = act;
+            tops_op_t op = nullptr;
+            TOPS_OK(tops_gemm_create(ctx_, &g, &op));
+            ops_.push_back(op);
+            const std::string name = tops_op_kernel_name(op);
+            const bool fused = name.find("sm90_tma_wgmma") != std::string::npos;
+            EXPECT_EQ(fused, sm90 && act != TOPS_ACT_GELU_TANH) << "dtype " << int(dt) << " act " << int(act) << ": "
+                                                               << name;
+        }
+    }
 }
 
 #endif

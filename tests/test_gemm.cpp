@@ -150,6 +150,28 @@ std::vector<GemmCase> cases() {
         gc("threads2", 130, 150, 170).num_threads(2),
         gc("threads3_clamped", 130, 150, 170).num_threads(3),
         gc("large", 300, 520, 600).scale(1.0f, 1.0f).with_bias().activation(TOPS_ACT_SILU),
+        // x W^T with GELU erf / SiLU: the fused Hopper kernel's cases (16-bit
+        // dtypes, K-contiguous A and B^T, N a multiple of 8). Tiles are
+        // 128 x 256 x 64: exact tiles, M / N / K edges, K below one block, one
+        // row, padded A and W, a batch with a shared W, more tiles than SMs
+        // (144: a CTA walks two); the 3-stage ring wraps inside a tile at
+        // K = 264 and across tiles at 136. Then the fallbacks: odd N, a
+        // padded D, a misaligned pointer.
+        gc("linear_gelu_erf_exact_tile", 128, 256, 64).tr(false, true).activation(TOPS_ACT_GELU_ERF),
+        gc("linear_gelu_erf_edges", 300, 520, 264).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF),
+        gc("linear_silu_edges", 129, 264, 72).tr(false, true).with_bias().scale(0.5f, 0.0f).activation(TOPS_ACT_SILU),
+        gc("linear_gelu_erf_k8", 77, 296, 8).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF),
+        gc("linear_gelu_erf_row", 1, 304, 40).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF),
+        gc("linear_gelu_erf_padded_a_w", 70, 304, 125).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF)
+            .layouts(Mat::padded, Mat::padded, Mat::dense, Mat::dense),
+        gc("linear_gelu_erf_odd_n", 70, 301, 128).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF),
+        gc("linear_gelu_erf_padded_d", 70, 301, 125).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF).layouts(
+            Mat::padded, Mat::padded, Mat::dense, Mat::padded),
+        gc("linear_silu_batch3_shared_w", 100, 296, 136).batched(3).tr(false, true).with_bias().activation(
+            TOPS_ACT_SILU).layouts(Mat::dense, Mat::shared, Mat::dense, Mat::dense),
+        gc("linear_gelu_erf_many_tiles", 1410, 2824, 136).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF),
+        gc("linear_gelu_erf_misaligned", 45, 67, 40).tr(false, true).with_bias().activation(TOPS_ACT_GELU_ERF)
+            .misaligned(1),
     };
     return v;
 }

@@ -241,6 +241,7 @@ private:
         return launch_gemm_strided(sp, dt, s);
     }
     GemmStridedParams copy_params(const Mat& from, const Mat& to, int64_t batch) const;
+    std::string plan_sm90(const DeviceInfo& dev);
 
     GemmParams p_;
     int device_;
@@ -268,7 +269,45 @@ private:
     bool act_dense_ = false;     // post-pass is act only over a dense D
     int act_dense_blocks_ = 0;
     mutable std::mutex bias_mu_;  // the bias pointer lives in the shared descriptor
+    // The fused Hopper kernel, when it covers the problem (cuBLASLt stays the
+    // fallback for pointers it cannot take).
+    bool sm90_ = false;
+    GemmSm90Problem sm90_q_;
+    int sm_count_ = 0;
 };
+
+// The fused Hopper kernel takes act(alpha A B^T + bias) for the activations
+// cuBLASLt has no epilogue for; returns why not, or empty when it applies.
+std::string GemmPlanCuda::plan_sm90(const DeviceInfo& dev) {
+    const bool act_missing = p_.act == Activation::gelu_erf || p_.act == Activation::silu;
+    if (!act_missing) return "activation has a cuBLASLt epilogue";
+    if (p_.c.present()) return "C is added";
+    if (p_.a.dtype != p_.b.dtype || p_.a.dtype != p_.d.dtype) return "mixed dtypes";
+    const Mat a = mat_of(p_.a), b = mat_of(p_.b), d = mat_of(p_.d);
+    // Unit strides of K (A, B) and N (D); a stride over a dim of one element is free.
+    if ((a.sc != 1 && p_.k > 1) || (b.sr != 1 && p_.k > 1) || (d.sc != 1 && p_.n > 1)) {
+        return "A, B^T or D not contiguous along K / N";
+    }
+    GemmSm90Problem& q = sm90_q_;
+    q.dtype = p_.a.dtype;
+    q.act = p_.act;
+    q.m = p_.m;
+    q.n = p_.n;
+    q.k = p_.k;
+    q.batch = p_.batch;
+    constexpr int64_t kRowAlign = 8;  // 16 bytes of 16-bit values
+    const int64_t k_row = (p_.k + kRowAlign - 1) / kRowAlign * kRowAlign;
+    q.lda = p_.m > 1 ? a.sr : k_row;
+    q.ldb = p_.n > 1 ? b.sc : k_row;
+    q.ldd = p_.m > 1 ? d.sr : (p_.n + kRowAlign - 1) / kRowAlign * kRowAlign;
+    q.a_batch_stride = p_.batch > 1 ? a.sb : 0;
+    q.b_batch_stride = p_.batch > 1 ? b.sb : 0;
+    q.d_batch_stride = d.sb;
+    q.bias_stride = p_.bias.present() ? p_.bias.strides[0] : 0;
+    q.alpha = p_.alpha;
+    sm_count_ = dev.sm_count;
+    return gemm_sm90_unusable(q, dev);
+}
 
 GemmStridedParams GemmPlanCuda::copy_params(const Mat& from, const Mat& to, int64_t batch) const {
     GemmStridedParams sp;
@@ -300,6 +339,8 @@ Status GemmPlanCuda::build(const DeviceInfo& dev) {
         return Status::ok();
     }
     TOPS_RETURN_IF_ERROR(build_lt());
+    const std::string no_sm90 = plan_sm90(dev);
+    sm90_ = no_sm90.empty();
     // Bias and activation cuBLASLt cannot apply: one fused elementwise pass over D.
     const bool act_in_epi = epilogue_ != CUBLASLT_EPILOGUE_DEFAULT && epilogue_ != CUBLASLT_EPILOGUE_BIAS;
     const bool bias_post = p_.bias.present() && !epi_bias_;
@@ -342,6 +383,13 @@ Status GemmPlanCuda::build(const DeviceInfo& dev) {
                post_ ? fmt(", post-pass ", bias_post ? "bias+" : "", acts[int(p_.act)], " (",
                             act_dense_ ? "gemm_act_dense_vec, else " : "", post_->kernel_name(), ")")
                      : std::string());
+    if (sm90_) {
+        name_ = fmt("gemm_", dtype_tag(p_.a.dtype), "_", acts[int(p_.act)], "_", gemm_sm90_kernel_name());
+        why_ = fmt("bias and ", acts[int(p_.act)], " in the epilogue of the sm_90a kernel; fallback for pointers it "
+                   "cannot take: ", why_);
+    } else if (p_.act == Activation::gelu_erf || p_.act == Activation::silu) {
+        why_ += fmt(" (fused sm_90a kernel not used: ", no_sm90, ")");
+    }
     return Status::ok();
 }
 
@@ -642,6 +690,13 @@ Status GemmPlanCuda::execute(const ExecContext& ctx, const ArgTable& args) const
         sp.bias_stride = p_.bias.strides[0];
         sp.act = p_.act;
         return run_strided(sp, p_.d.dtype, stream);
+    }
+    if (sm90_) {
+        const void* a = args.in(TOPS_ARG_A);
+        const void* b = args.in(TOPS_ARG_B);
+        if (gemm_sm90_pointers_ok(a, b, d) && (!p_.bias.present() || ptr_align(bias) >= dtype_size(p_.d.dtype))) {
+            return launch_gemm_sm90(sm90_q_, a, b, d, p_.bias.present() ? bias : nullptr, sm_count_, stream);
+        }
     }
     char* ws = static_cast<char*>(args.workspace);
     // Operands cuBLASLt cannot describe go through the workspace.

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "common/backend.hpp"
 #include "cuda/common/cuda_status.hpp"
@@ -36,6 +37,30 @@ Status launch_gemm_strided(const GemmStridedParams& p, tops_dtype_t dtype, cudaS
 // gelu_erf or silu, the activations cuBLASLt has no epilogue for).
 Status launch_gemm_act_dense(void* d, int64_t n, Activation act, tops_dtype_t dtype, int max_blocks,
                              cudaStream_t stream);
+
+// The fused Hopper GEMM (src/cuda/gemm_sm90.cu): D = act(alpha * A B + bias)
+// with A (batch, M, K) and B^T (batch, N, K) K-contiguous, D (batch, M, N)
+// with unit column stride, one 16-bit dtype throughout, act gelu_erf or silu.
+// Leading dimensions and batch strides in elements (batch stride 0: shared).
+struct GemmSm90Problem {
+    tops_dtype_t dtype = TOPS_DTYPE_INVALID;
+    Activation act = Activation::none;
+    int64_t m = 0, n = 0, k = 0, batch = 1;
+    int64_t lda = 0, a_batch_stride = 0;
+    int64_t ldb = 0, b_batch_stride = 0;
+    int64_t ldd = 0, d_batch_stride = 0;
+    int64_t bias_stride = 0;
+    float alpha = 1.0f;
+};
+
+// Why `q` cannot run on the fused kernel on `dev` (empty: it can; the
+// kernel's shared-memory opt-in is then set).
+std::string gemm_sm90_unusable(const GemmSm90Problem& q, const DeviceInfo& dev);
+const char* gemm_sm90_kernel_name();
+// Whether the execute-time pointers meet TMA's 16-byte alignment.
+bool gemm_sm90_pointers_ok(const void* a, const void* b, const void* d);
+Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, void* d, const void* bias,
+                        int sm_count, cudaStream_t stream);
 
 // Fills n elements with uniform values in [-1, 1) from `seed` (autotuning
 // scratch: timing on zeros would flatter the tensor cores).

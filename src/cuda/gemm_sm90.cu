@@ -1,0 +1,404 @@
+// GEMM with bias and activation in its epilogue, for Hopper (sm_90a):
+// D = act(alpha * A B + bias), A (batch, M, K) and B^T (batch, N, K) both
+// K-contiguous (nn.Linear's x W^T), D (batch, M, N) row-major, f16 or bf16.
+//
+// Why: cuBLASLt has no epilogue for GELU erf or SiLU, so those ran as a
+// second pass over D after the GEMM (a read and a write of M*N values, about
+// 10 us of 48 at 4096x3072x768 f16). Here the activation is applied to the
+// f32 accumulators before the one store.
+//
+// Strategy (Hopper's own GEMM path, so the product itself keeps pace with
+// cuBLASLt): a persistent grid of one CTA per SM walks output tiles
+// (BLOCK_M, BLOCK_N). One producer thread issues TMA loads of
+// 128-byte-swizzled (BLOCK_M, 64) A and (BLOCK_N, 64) B^T tiles into a ring
+// of stages guarded by mbarriers ("full": bytes landed, "empty": consumers
+// done). Two consumer warpgroups each run wgmma m64n256k16 on their 64 rows,
+// one k16 slice at a time, keeping one stage's wgmmas in flight while they
+// wait for the next. The producer runs ahead into the next tile while the
+// consumers apply bias + activation and store the current one.
+// Edges: TMA fills rows and columns past M, N and K with zeros, and the
+// epilogue masks its stores.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "cuda/common/activation.cuh"
+#include "cuda/common/device.cuh"
+#include "cuda/common/sm90.cuh"
+#include "cuda/gemm.hpp"
+#include "cuda/vec_convert.cuh"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kWarpgroupThreads = 128;
+
+// 128x256x64, 3 stages. 256 columns is the widest wgmma (the fewest shared-
+// memory bytes per FLOP: A and B^T tiles of 48 KiB feed 4.2 MFLOP); two
+// consumer warpgroups of 64 rows hold 128 f32 accumulators per thread. Three
+// stages of 48 KiB leave room for the 64 KiB output staging tile.
+struct GemmSm90Tile {
+    static constexpr int kBlockM = 128;
+    static constexpr int kBlockN = 256;
+    static constexpr int kBlockK = 64;
+    static constexpr int kStages = 3;
+    static constexpr int kConsumers = 2;
+    static constexpr int kThreads = kWarpgroupThreads * (kConsumers + 1);
+    // setmaxnreg budgets: the producer needs few registers, the consumers'
+    // accumulators many (40 * 128 + 232 * 256 <= 65536).
+    static constexpr int kProducerRegs = 40;
+    static constexpr int kConsumerRegs = 232;
+    static constexpr int kWgmmaM = 64, kWgmmaN = 256, kWgmmaK = 16;
+    static constexpr int kAcc = kWgmmaM * kWgmmaN / kWarpgroupThreads;  // f32 accumulators per thread
+    static constexpr int kElemBytes = 2;
+    static constexpr int kStageBytesA = kBlockM * kBlockK * kElemBytes;
+    static constexpr int kStageBytesB = kBlockN * kBlockK * kElemBytes;
+    static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+    static constexpr int kSmemAlign = int(sm90::kSwizzleAtomBytes);
+    // Output staging: per consumer warpgroup (BLOCK_N / 64) boxes of (64, 64)
+    // 128-byte-swizzled values, written out by TMA.
+    static constexpr int kOutBoxCols = int(sm90::kSwizzleRowBytes) / kElemBytes;
+    static constexpr int kOutBoxBytes = kWgmmaM * kOutBoxCols * kElemBytes;
+    static constexpr int kOutBytes = kBlockN / kOutBoxCols * kOutBoxBytes;  // per consumer warpgroup
+    static constexpr int kBiasBytes = 2 * kBlockN * int(sizeof(float));    // the bias of two tiles, f32
+    static constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kOutBytes + kBiasBytes +
+                                      2 * kStages * int(sizeof(uint64_t)) + kSmemAlign;
+
+    static_assert(kBlockM == kConsumers * kWgmmaM, "one wgmma row block per consumer warpgroup");
+    static_assert(kBlockN == kWgmmaN, "one wgmma covers the tile's columns");
+    static_assert(kBlockN == kConsumers * kWarpgroupThreads, "one bias column per consumer thread");
+    static_assert(kAcc == 128, "wgmma_m64n256k16 holds 128 accumulators per thread");
+    static_assert(kBlockK * kElemBytes == int(sm90::kSwizzleRowBytes), "a K block is one swizzle row");
+    static_assert(kBlockK % kWgmmaK == 0, "whole k16 slices per stage");
+    static_assert(kStageBytesA % kSmemAlign == 0 && kStageBytesB % kSmemAlign == 0, "stages keep atom alignment");
+    static_assert((kWgmmaM * kBlockK * kElemBytes) % kSmemAlign == 0, "a consumer's rows start on an atom");
+    static_assert(kOutBoxBytes % kSmemAlign == 0, "staging boxes keep atom alignment");
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
+    static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumers * kWarpgroupThreads <= 65536,
+                  "register file");
+};
+
+struct GemmSm90Params {  // 64-byte aligned by its tensor maps
+    CUtensorMap tmap_a;  // (batch or 1, M, K), K innermost
+    CUtensorMap tmap_b;  // (batch or 1, N, K), K innermost
+    CUtensorMap tmap_d;  // (batch, M, N), N innermost
+    const void* bias;    // (N) or nullptr
+    int64_t bias_stride;
+    float alpha;
+    int m, n, k, batch;
+    int tiles_m, tiles_n;
+    int a_batched, b_batched;  // 0: the operand is shared by every batch entry
+};
+
+#if TOPS_SM90A
+constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+
+struct TileCoord {
+    int b, m0, n0;
+};
+
+__device__ __forceinline__ TileCoord tile_coord(const GemmSm90Params& p, int tile) {
+    const int per_batch = p.tiles_m * p.tiles_n;
+    const int b = tile / per_batch;
+    const int r = tile - b * per_batch;
+    const int tm = r / p.tiles_n;
+    return TileCoord{b, tm * GemmSm90Tile::kBlockM, (r - tm * p.tiles_n) * GemmSm90Tile::kBlockN};
+}
+
+__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
+    if (++stage == GemmSm90Tile::kStages) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
+
+// Consumer epilogue: act(alpha * acc + bias) of this thread's fragment of
+// the warpgroup's (64, BLOCK_N) block into its staging boxes `out`
+// ((BLOCK_N / 64, 64, 64), 128-byte swizzled: 16-byte chunk j of row r sits
+// at chunk j ^ (r % 8), so the 8 rows of one store hit 8 distinct chunks).
+// bias_s holds the tile's BLOCK_N bias values.
+template <class T, Activation ACT>
+__device__ __forceinline__ void stage_tile(const GemmSm90Params& p, const float (&acc)[GemmSm90Tile::kAcc], uint32_t out,
+                                           const float* bias_s, int warp, int lane) {
+    using Tile = GemmSm90Tile;
+    constexpr int kChunks = Tile::kWgmmaN / 8;                 // 8-column (16-byte) chunks of the fragment
+    constexpr int kChunksPerRow = Tile::kOutBoxCols / 8;       // chunks per swizzle row
+    const int quad = lane % 4, row8 = lane / 4;               // row8 == row % 8 for every row this thread holds
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+        const float2 b = *reinterpret_cast<const float2*>(bias_s + 8 * c + 2 * quad);
+        const uint32_t box = out + uint32_t((c / kChunksPerRow) * Tile::kOutBoxBytes);
+        const uint32_t chunk = uint32_t(((c % kChunksPerRow) ^ row8) * 16 + 4 * quad);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = warp * 16 + row8 + 8 * h;
+            const float v0 = activate<ACT, T>(fmaf(p.alpha, acc[4 * c + 2 * h], b.x));
+            const float v1 = activate<ACT, T>(fmaf(p.alpha, acc[4 * c + 2 * h + 1], b.y));
+            const typename PairTraits<T>::Pair v = PairTraits<T>::from_float2(v0, v1);
+            uint32_t bits;
+            memcpy(&bits, &v, sizeof(bits));
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(box + uint32_t(row) * sm90::kSwizzleRowBytes + chunk),
+                         "r"(bits));
+        }
+    }
+}
+
+// Named barriers (id 0 is __syncthreads): both consumer warpgroups, and
+// each consumer warpgroup alone.
+constexpr int kConsumersBarrier = 1;
+constexpr int kWarpgroupBarrier0 = 2;
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync %0, %1;\n" ::"n"(kConsumersBarrier), "n"(GemmSm90Tile::kConsumers * kWarpgroupThreads)
+                 : "memory");
+}
+__device__ __forceinline__ void warpgroup_sync(int cw) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(kWarpgroupBarrier0 + cw), "n"(kWarpgroupThreads) : "memory");
+}
+
+#endif  // TOPS_SM90A
+
+template <class T, Activation ACT>
+__global__ void __launch_bounds__(GemmSm90Tile::kThreads, 1)
+    gemm_sm90_tma_wgmma_128x256x64_kernel(const __grid_constant__ GemmSm90Params p) {
+#if TOPS_SM90A
+    using Tile = GemmSm90Tile;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw);
+    const uint32_t base = (raw + Tile::kSmemAlign - 1) / Tile::kSmemAlign * Tile::kSmemAlign;
+    const uint32_t sa = base;                                     // (kStages, BLOCK_M, BLOCK_K) swizzled
+    const uint32_t sb = sa + Tile::kStages * Tile::kStageBytesA;  // (kStages, BLOCK_N, BLOCK_K) swizzled
+    const uint32_t sout = sb + Tile::kStages * Tile::kStageBytesB;   // (kConsumers, BLOCK_N / 64, 64, 64) swizzled
+    const uint32_t sbias = sout + Tile::kConsumers * Tile::kOutBytes;  // (2, BLOCK_N) f32, by tile parity
+    const uint32_t full = sbias + Tile::kBiasBytes;
+    const uint32_t empty = full + Tile::kStages * sizeof(uint64_t);
+    auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < Tile::kStages; ++s) {
+            sm90::mbar_init(bar(full, s), 1);
+            sm90::mbar_init(bar(empty, s), Tile::kConsumers * kWarpsPerWarpgroup);
+        }
+        sm90::mbar_fence_init();
+    }
+    __syncthreads();
+
+    const int k_blocks = (p.k + Tile::kBlockK - 1) / Tile::kBlockK;
+    const int tiles = p.tiles_m * p.tiles_n * p.batch;
+    const int wg = threadIdx.x / kWarpgroupThreads;
+    const int tid = threadIdx.x % kWarpgroupThreads;
+    int stage = 0;
+    uint32_t phase = 0;
+
+    if (wg == 0) {  // producer
+        sm90::warpgroup_reg_dealloc<Tile::kProducerRegs>();
+        if (tid != 0) return;
+        sm90::tma_prefetch_desc(&p.tmap_a);
+        sm90::tma_prefetch_desc(&p.tmap_b);
+        sm90::tma_prefetch_desc(&p.tmap_d);
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const TileCoord tc = tile_coord(p, tile);
+            for (int kb = 0; kb < k_blocks; ++kb) {
+                sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
+                sm90::mbar_arrive_expect_tx(bar(full, stage), Tile::kStageBytes);
+                sm90::tma_load_3d(sa + stage * Tile::kStageBytesA, &p.tmap_a, bar(full, stage), kb * Tile::kBlockK,
+                                  tc.m0, p.a_batched ? tc.b : 0);
+                sm90::tma_load_3d(sb + stage * Tile::kStageBytesB, &p.tmap_b, bar(full, stage), kb * Tile::kBlockK,
+                                  tc.n0, p.b_batched ? tc.b : 0);
+                next_stage(stage, phase);
+            }
+        }
+        return;
+    }
+
+    // consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each tile
+    sm90::warpgroup_reg_alloc<Tile::kConsumerRegs>();
+    const int cw = wg - 1;
+    const int ctid = threadIdx.x - kWarpgroupThreads;  // 0 .. BLOCK_N - 1: this thread's bias column
+    const int warp = tid / 32, lane = tid % 32;
+    const uint32_t a_rows = uint32_t(cw * Tile::kWgmmaM * Tile::kBlockK * Tile::kElemBytes);
+    constexpr uint32_t kSliceBytes = Tile::kWgmmaK * Tile::kElemBytes;  // one k16 slice inside a swizzle row
+    const T* bias = static_cast<const T*>(p.bias);
+    float* bias_s = reinterpret_cast<float*>(smem_raw + (sbias - raw));
+    float acc[Tile::kAcc];  // (64, BLOCK_N) per warpgroup, wgmma fragment order
+    int parity = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, parity ^= 1) {
+        const TileCoord tc = tile_coord(p, tile);
+        // The tile's bias, one column per consumer thread: loaded now, parked
+        // in shared memory after the main loop, so its latency hides there.
+        const int bcol = tc.n0 + ctid;
+        const float bias_v = bias && bcol < p.n ? ElemTraits<T>::to_float(bias[int64_t(bcol) * p.bias_stride]) : 0.0f;
+        int prev = -1;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+            sm90::mbar_wait(bar(full, stage), phase);
+            sm90::wgmma_fence_operands(acc);
+            sm90::wgmma_fence();
+            const uint32_t a0 = sa + stage * Tile::kStageBytesA + a_rows;
+            const uint32_t b0 = sb + stage * Tile::kStageBytesB;
+#pragma unroll
+            for (int kk = 0; kk < Tile::kBlockK / Tile::kWgmmaK; ++kk) {
+                sm90::wgmma_m64n256k16<T>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
+                                          sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
+            }
+            sm90::wgmma_commit();
+            // The previous stage's wgmmas are done once at most this one is in flight.
+            sm90::wgmma_wait<1>();
+            sm90::wgmma_fence_operands(acc);
+            if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+            prev = stage;
+            next_stage(stage, phase);
+        }
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operands(acc);
+        if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+        // The staging boxes are free once the previous tile's TMA stores
+        // have read them. The bias is double-buffered by tile parity: a thread
+        // rewrites a half only after every consumer passed the next barrier.
+        if (tid == 0) sm90::bulk_wait_read<0>();
+        float* tile_bias = bias_s + parity * Tile::kBlockN;
+        tile_bias[ctid] = bias_v;
+        consumers_sync();
+        const uint32_t out = sout + uint32_t(cw * Tile::kOutBytes);
+        stage_tile<T, ACT>(p, acc, out, tile_bias, warp, lane);
+        sm90::fence_async_smem();
+        warpgroup_sync(cw);
+        if (tid == 0) {
+            for (int box = 0; box < Tile::kBlockN / Tile::kOutBoxCols; ++box) {
+                sm90::tma_store_3d(&p.tmap_d, out + uint32_t(box * Tile::kOutBoxBytes), tc.n0 + box * Tile::kOutBoxCols,
+                                   tc.m0 + cw * Tile::kWgmmaM, tc.b);
+            }
+            sm90::bulk_commit();
+        }
+    }
+    if (tid == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
+#endif
+}
+
+using GemmSm90Kernel = void (*)(GemmSm90Params);
+
+// The one dispatch point: dtype x activation (the two cuBLASLt lacks).
+GemmSm90Kernel kernel_for(tops_dtype_t dtype, Activation act) {
+    const bool f16 = dtype == TOPS_DTYPE_F16;
+    if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
+    switch (act) {
+        case Activation::gelu_erf:
+            return f16 ? gemm_sm90_tma_wgmma_128x256x64_kernel<__half, Activation::gelu_erf>
+                       : gemm_sm90_tma_wgmma_128x256x64_kernel<__nv_bfloat16, Activation::gelu_erf>;
+        case Activation::silu:
+            return f16 ? gemm_sm90_tma_wgmma_128x256x64_kernel<__half, Activation::silu>
+                       : gemm_sm90_tma_wgmma_128x256x64_kernel<__nv_bfloat16, Activation::silu>;
+        default: return nullptr;
+    }
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+        }
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }();
+    return fn;
+}
+
+// (batch or 1, rows, cols) matrix with unit column stride -> tensor map of
+// (box_rows, 64) boxes, 128-byte swizzled.
+Status encode_matrix(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int64_t rows, int64_t cols, int64_t ld,
+                     int64_t batch_stride, int64_t batch, int box_rows) {
+    const uint64_t es = GemmSm90Tile::kElemBytes;
+    const bool batched = batch_stride != 0 && batch > 1;
+    const cuuint64_t dims[3] = {cuuint64_t(cols), cuuint64_t(rows), cuuint64_t(batched ? batch : 1)};
+    const cuuint64_t strides[2] = {cuuint64_t(ld) * es, cuuint64_t(batched ? batch_stride : ld * rows) * es};
+    static_assert(GemmSm90Tile::kBlockK == GemmSm90Tile::kOutBoxCols, "one box width for operands and output");
+    const cuuint32_t box[3] = {cuuint32_t(GemmSm90Tile::kBlockK), cuuint32_t(box_rows), 1};
+    const cuuint32_t elem_strides[3] = {1, 1, 1};
+    const CUresult r = tensor_map_encoder()(
+        map, dtype == TOPS_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
+        const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt("gemm sm90: cuTensorMapEncodeTiled failed (", int(r), ")"));
+    return Status::ok();
+}
+
+}  // namespace
+
+const char* gemm_sm90_kernel_name() { return "gemm_sm90_tma_wgmma_128x256x64"; }
+
+std::string gemm_sm90_unusable(const GemmSm90Problem& q, const DeviceInfo& dev) {
+    const char* env = std::getenv("TOPS_GEMM_SM90");
+    if (env && env[0] == '0') return "TOPS_GEMM_SM90=0";
+    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    const GemmSm90Kernel kernel = kernel_for(q.dtype, q.act);
+    if (!kernel) return "dtype or activation not covered";
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "no sm_90a image";
+    }
+    if (dev.max_smem_per_block_optin < GemmSm90Tile::kSmemBytes) return "too little shared memory";
+    if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
+    constexpr int64_t kAlignElems = 16 / GemmSm90Tile::kElemBytes;  // TMA: 16-byte strides
+    if (q.lda % kAlignElems || q.ldb % kAlignElems || q.a_batch_stride % kAlignElems ||
+        q.b_batch_stride % kAlignElems) {
+        return "A or B strides not multiples of 16 bytes";
+    }
+    if (q.lda < q.k || q.ldb < q.k) return "A or B rows overlap";
+    // The TMA store writes whole 16-byte units at a row's end.
+    if (q.n % kAlignElems) return "N not a multiple of 16 bytes";
+    if (q.ldd % kAlignElems || (q.batch > 1 && q.d_batch_stride % kAlignElems)) return "D strides not multiples of 16 bytes";
+    if (q.ldd < q.n) return "D rows overlap";
+    const int64_t tiles_m = (q.m + GemmSm90Tile::kBlockM - 1) / GemmSm90Tile::kBlockM;
+    const int64_t tiles_n = (q.n + GemmSm90Tile::kBlockN - 1) / GemmSm90Tile::kBlockN;
+    if (q.m > INT_MAX || q.n > INT_MAX || q.k > INT_MAX || q.batch > INT_MAX || tiles_m * tiles_n * q.batch > INT_MAX) {
+        return "extents past 32-bit tile coordinates";
+    }
+    if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             GemmSm90Tile::kSmemBytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "shared memory opt-in refused";
+    }
+    return std::string();
+}
+
+bool gemm_sm90_pointers_ok(const void* a, const void* b, const void* d) {
+    return reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0 &&
+           reinterpret_cast<uintptr_t>(d) % 16 == 0;
+}
+
+Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, void* d, const void* bias,
+                        int sm_count, cudaStream_t stream) {
+    GemmSm90Params p{};
+    TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_a, q.dtype, a, q.m, q.k, q.lda, q.a_batch_stride, q.batch,
+                                       GemmSm90Tile::kBlockM));
+    TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_b, q.dtype, b, q.n, q.k, q.ldb, q.b_batch_stride, q.batch,
+                                       GemmSm90Tile::kBlockN));
+    TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_d, q.dtype, d, q.m, q.n, q.ldd, q.d_batch_stride, q.batch,
+                                       GemmSm90Tile::kWgmmaM));
+    p.bias = bias;
+    p.bias_stride = q.bias_stride;
+    p.alpha = q.alpha;
+    p.m = int(q.m);
+    p.n = int(q.n);
+    p.k = int(q.k);
+    p.batch = int(q.batch);
+    p.tiles_m = int((q.m + GemmSm90Tile::kBlockM - 1) / GemmSm90Tile::kBlockM);
+    p.tiles_n = int((q.n + GemmSm90Tile::kBlockN - 1) / GemmSm90Tile::kBlockN);
+    p.a_batched = q.a_batch_stride != 0 && q.batch > 1;
+    p.b_batched = q.b_batch_stride != 0 && q.batch > 1;
+    const int64_t tiles = int64_t(p.tiles_m) * p.tiles_n * p.batch;
+    const int grid = int(tiles < sm_count ? tiles : sm_count);
+    kernel_for(q.dtype, q.act)<<<grid, GemmSm90Tile::kThreads, GemmSm90Tile::kSmemBytes, stream>>>(p);
+    return launch_status(gemm_sm90_kernel_name());
+}
+
+}  // namespace tops::cuda
