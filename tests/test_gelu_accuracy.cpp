@@ -65,35 +65,15 @@ std::vector<double> gelu_inputs() {
     return v;
 }
 
-class GeluAccuracyTest : public ::testing::TestWithParam<tops_dtype_t> {};
-
-TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
-    const tops_dtype_t dt = GetParam();
-    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
-    const std::vector<double> xs = gelu_inputs();
-    const std::vector<int64_t> dims = {int64_t(xs.size())};
-    Tensor x = Tensor::make(dt, dims, Layout::Dense);
-    for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
-    Tensor y = Tensor::make(dt, dims, Layout::Dense);
-    y.poison();
-    tops_bias_act_desc_t d = tops_bias_act_desc_default();
-    d.x = x.desc();
-    d.y = y.desc();
-    d.act = TOPS_ACT_GELU_ERF;
-    RunSpec spec;
-    spec.y = &y;
-    spec.inputs.push_back({TOPS_ARG_X, &x});
-    ASSERT_TRUE(run_op(
-        TOPS_BACKEND_CUDA, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); },
-        spec));
-
+// Every out[i] against gelu_ref(in[i]) within the bounds of the file comment.
+void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const std::vector<double>& out,
+                         const char* path) {
     const Storage st = storage_of(dt);
     const double half_ulp = std::ldexp(1.0, -st.mantissa_bits - 1);
     const double rel_bound = dt == TOPS_DTYPE_F32 ? kMaxRelF32 : 1.05 * half_ulp;
     const double abs_bound = dt == TOPS_DTYPE_F16 ? 1.05 * half_ulp * st.min_normal : double(FLT_MIN);
     double max_rel = 0.0, at = 0.0;
     int failures = 0;
-    const std::vector<double> in = x.logical(), out = y.logical();
     for (size_t i = 0; i < in.size(); ++i) {
         const double ref = gelu_ref(in[i]), got = out[i];
         bool ok;
@@ -118,9 +98,75 @@ TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
                           << ")";
         }
     }
-    EXPECT_EQ(failures, 0);
-    std::printf("gelu_erf %s: max relative error %.3g at x = %.9g over %zu points (bound %.3g)\n", dtype_label(dt),
-                max_rel, at, in.size(), rel_bound);
+    EXPECT_EQ(failures, 0) << path;
+    std::printf("gelu_erf %s (%s): max relative error %.3g at x = %.9g over %zu points (bound %.3g)\n",
+                dtype_label(dt), path, max_rel, at, in.size(), rel_bound);
+}
+
+class GeluAccuracyTest : public ::testing::TestWithParam<tops_dtype_t> {};
+
+TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
+    const tops_dtype_t dt = GetParam();
+    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
+    const std::vector<double> xs = gelu_inputs();
+    const std::vector<int64_t> dims = {int64_t(xs.size())};
+    Tensor x = Tensor::make(dt, dims, Layout::Dense);
+    for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
+    Tensor y = Tensor::make(dt, dims, Layout::Dense);
+    y.poison();
+    tops_bias_act_desc_t d = tops_bias_act_desc_default();
+    d.x = x.desc();
+    d.y = y.desc();
+    d.act = TOPS_ACT_GELU_ERF;
+    RunSpec spec;
+    spec.y = &y;
+    spec.inputs.push_back({TOPS_ARG_X, &x});
+    ASSERT_TRUE(run_op(
+        TOPS_BACKEND_CUDA, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); },
+        spec));
+    expect_gelu_matches(dt, x.logical(), y.logical(), "bias_act");
+}
+
+// The same bounds through a GEMM's epilogue (on sm_90 the fused kernel, which
+// takes GELU of value pairs): D = act(X I^T) with I the 8x8 identity gives
+// D = act(X) exactly before the activation. Finite inputs only (inf * 0 in
+// the product would make NaN).
+TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
+    const tops_dtype_t dt = GetParam();
+    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
+    constexpr int64_t kCols = 8;
+    std::vector<double> xs;
+    for (double v : gelu_inputs()) {
+        if (std::isfinite(v)) xs.push_back(v);
+    }
+    xs.resize((xs.size() + kCols - 1) / kCols * kCols, 0.0);
+    const int64_t rows = int64_t(xs.size()) / kCols;
+    Tensor x = Tensor::make(dt, {rows, kCols}, Layout::Dense);
+    for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
+    // Values the storage type cannot hold became inf: zero them, or the
+    // product would spread NaN along their row.
+    const std::vector<double> stored = x.logical();
+    for (int64_t i = 0; i < x.count(); ++i) {
+        if (!std::isfinite(stored[size_t(i)])) x.set_value(i, 0.0);
+    }
+    Tensor eye = Tensor::make(dt, {kCols, kCols}, Layout::Dense);
+    for (int64_t i = 0; i < eye.count(); ++i) eye.set_value(i, i / kCols == i % kCols ? 1.0 : 0.0);
+    Tensor y = Tensor::make(dt, {rows, kCols}, Layout::Dense);
+    y.poison();
+    tops_gemm_desc_t g = tops_gemm_desc_default();
+    g.a = x.desc();
+    g.b = eye.desc();
+    g.d = y.desc();
+    g.trans_b = 1;
+    g.act = TOPS_ACT_GELU_ERF;
+    RunSpec spec;
+    spec.y = &y;
+    spec.y_arg = TOPS_ARG_D;
+    spec.inputs.push_back({TOPS_ARG_A, &x});
+    spec.inputs.push_back({TOPS_ARG_B, &eye});
+    ASSERT_TRUE(run_op(
+        TOPS_BACKEND_CUDA, [g](tops_context_t ctx, tops_op_t* op) { return tops_gemm_create(ctx, &g, op); }, spec));
+    expect_gelu_matches(dt, x.logical(), y.logical(), "gemm epilogue");
 }
 
 INSTANTIATE_TEST_SUITE_P(GeluAccuracy, GeluAccuracyTest,

@@ -138,8 +138,9 @@ __device__ __forceinline__ void stage_tile(const GemmSm90Params& p, const float 
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = warp * 16 + row8 + 8 * h;
-            const float v0 = activate<ACT, T>(fmaf(p.alpha, acc[4 * c + 2 * h], b.x));
-            const float v1 = activate<ACT, T>(fmaf(p.alpha, acc[4 * c + 2 * h + 1], b.y));
+            float v0 = fmaf(p.alpha, acc[4 * c + 2 * h], b.x);
+            float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1], b.y);
+            activate_pair<ACT, T>(v0, v1);
             const typename PairTraits<T>::Pair v = PairTraits<T>::from_float2(v0, v1);
             uint32_t bits;
             memcpy(&bits, &v, sizeof(bits));

@@ -83,12 +83,24 @@ __device__ __forceinline__ float horner(const float (&c)[DEG + 1], float t) {
     return q;
 }
 
+// 16-bit tier from t = 1 / (1 + p |x|): with te = t 2^(Q(t) - x^2 log2(e) / 2)
+// = Phi(-|x|), GELU(x) = x te (x < 0) or x (1 - te) (x >= 0). No clamp is
+// needed: past |x| ~ 13.3 the ex2 flushes to 0, so te = 0 and the result is
+// x or -0; x = +inf gives inf * 1, x = -inf gives -inf * 0 = NaN (as
+// x * Phi(x) in PyTorch), NaN propagates.
+__device__ __forceinline__ float gelu_erf16_from_t(float x, float t) {
+    const float q = horner<kGeluDeg16>(kGeluQ16, t);
+    const float te = t * ex2_approx(fmaf(x * x, -kGeluExpHi, q));
+    return x * (x < 0.0f ? te : 1.0f - te);
+}
+
 // GELU erf; ACCURATE selects the f32 tier (see the file comment).
 template <bool ACCURATE>
 __device__ __forceinline__ float gelu_erf(float x) {
-    const float ax = fabsf(x);
-    float xt;  // x * t * 2^(Q(t) - x^2 log2(e) / 2) = x * Phi(-|x|)
-    if constexpr (ACCURATE) {
+    if constexpr (!ACCURATE) {
+        return gelu_erf16_from_t(x, rcp_approx(fmaf(kGeluP16, fabsf(x), 1.0f)));
+    } else {
+        const float ax = fabsf(x);
         const float t = rcp_approx(fmaf(kGeluP32, ax, 1.0f));
         const float q = horner<kGeluDeg32>(kGeluQ32, t);
         // -x^2 * log2(e) / 2 = n + f exactly up to f's rounding: n an integer, |f| <= 1/2.
@@ -102,16 +114,28 @@ __device__ __forceinline__ float gelu_erf(float x) {
         // 2^(n - 1): n (in [-122, 0] while |x| <= kGeluClamp) sits in s's low
         // mantissa bits, and the magic's own exponent bits shift out.
         const float scale = __int_as_float(int((uint32_t(__float_as_int(s)) + 126u) << 23));
-        xt = x * t * ex2_approx(f + q) * scale;
-    } else {
-        const float t = rcp_approx(fmaf(kGeluP16, ax, 1.0f));
-        const float q = horner<kGeluDeg16>(kGeluQ16, t);
-        xt = x * t * ex2_approx(fmaf(x * x, -kGeluExpHi, q));
+        float xt = x * t * ex2_approx(f + q) * scale;  // x * Phi(-|x|)
+        // Past the clamp: x (x > 0), or x * 0 (x < 0: -0, and NaN for -inf as
+        // x * Phi(x) gives in PyTorch and on the CPU backend). NaN stays NaN.
+        if (ax > kGeluClamp) xt = fminf(x, 0.0f) * 0.0f;
+        return x < 0.0f ? xt : x - xt;
     }
-    // Past the clamp: x (x > 0), or x * 0 (x < 0: -0, and NaN for -inf as
-    // x * Phi(x) gives in PyTorch and on the CPU backend). NaN stays NaN.
-    if (ax > kGeluClamp) xt = fminf(x, 0.0f) * 0.0f;
-    return x < 0.0f ? xt : x - xt;
+}
+
+// The 16-bit tier for two values with one reciprocal: 1 / (u v) times v and
+// times u. u and v are capped at kGeluPairCap so u v stays finite; a capped
+// value has |x| > 3e18, its exponent -x^2 log2(e) / 2 is far below ex2's
+// range, te = 0 and its t does not matter (NaN caps too, and stays NaN
+// through x^2). Two multiplies
+// instead of one MUFU op: where MUFU throughput bounds an epilogue (the
+// fused GEMM), 3 MUFU ops per pair instead of 4.
+constexpr float kGeluPairCap = 1152921504606846976.0f;  // 2^60
+__device__ __forceinline__ void gelu_erf16_pair(float& a, float& b) {
+    const float u = fminf(fmaf(kGeluP16, fabsf(a), 1.0f), kGeluPairCap);
+    const float v = fminf(fmaf(kGeluP16, fabsf(b), 1.0f), kGeluPairCap);
+    const float r = rcp_approx(u * v);
+    a = gelu_erf16_from_t(a, r * v);
+    b = gelu_erf16_from_t(b, r * u);
 }
 
 // The accuracy an activation needs is set by the storage it is rounded to.
@@ -145,6 +169,17 @@ __device__ __forceinline__ float activate(Activation act, float v) {
         case Activation::gelu_tanh: return activate<Activation::gelu_tanh, Storage>(v);
         case Activation::silu: return activate<Activation::silu, Storage>(v);
         default: return v;
+    }
+}
+
+// act on two values; GELU erf for 16-bit storage shares one reciprocal.
+template <Activation A, class Storage = float>
+__device__ __forceinline__ void activate_pair(float& a, float& b) {
+    if constexpr (A == Activation::gelu_erf && !kAccurateFor<Storage>) {
+        gelu_erf16_pair(a, b);
+    } else {
+        a = activate<A, Storage>(a);
+        b = activate<A, Storage>(b);
     }
 }
 
