@@ -66,10 +66,13 @@ struct GemmSm90Tile {
     static constexpr int kSmemAlign = int(sm90::kSwizzleAtomBytes);
     // Output staging: per consumer warpgroup kOutBoxes boxes of (64, 64)
     // 128-byte-swizzled values, filled and written out by TMA in turn,
-    // kStoreRounds times per tile.
+    // kStoreRounds times per tile; each warp stores its own 16 rows, so the
+    // rounds need no warpgroup barrier.
     static constexpr int kOutBoxCols = int(sm90::kSwizzleRowBytes) / kElemBytes;
     static constexpr int kOutBoxBytes = kWgmmaM * kOutBoxCols * kElemBytes;
     static constexpr int kOutBoxes = 2;
+    static constexpr int kWarpRows = 16;  // rows of a box per warp: one TMA store box
+    static constexpr int kWarpRowBytes = kWarpRows * int(sm90::kSwizzleRowBytes);
     static constexpr int kStoreRounds = kBlockN / kOutBoxCols;
     static constexpr int kOutBytes = kOutBoxes * kOutBoxBytes;                 // per consumer warpgroup
     static constexpr int kBiasBytes = kConsumers * kBlockN * kElemBytes;      // per consumer warpgroup, one tile
@@ -86,6 +89,8 @@ struct GemmSm90Tile {
     static_assert((kWgmmaM * kBlockK * kElemBytes) % kSmemAlign == 0, "a consumer's rows start on an atom");
     static_assert(kOutBoxBytes % kSmemAlign == 0, "staging boxes keep atom alignment");
     static_assert(kStoreRounds * kOutBoxCols == kBlockN, "whole boxes per tile");
+    static_assert(kWarpRows * (kWarpgroupThreads / 32) == kWgmmaM && kWarpRowBytes % kSmemAlign == 0,
+                  "a warp's rows are whole swizzle atoms");
     static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
     static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumers * kWarpgroupThreads <= 65536,
                   "register file");
@@ -126,14 +131,14 @@ __device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
 }
 
 // Consumer epilogue, store round `round`: act(alpha * acc + bias) of this
-// thread's fragment of columns [64 round, 64 round + 64) of the warpgroup's
-// (64, BLOCK_N) block into the staging box `box` ((64, 64), 128-byte
+// thread's fragment of columns [64 round, 64 round + 64) of its warp's 16
+// rows into the warp's part `box` of a staging box ((16, 64), 128-byte
 // swizzled: 16-byte chunk j of row r sits at chunk j ^ (r % 8), so the 8
 // rows of one store hit 8 distinct chunks). bias_s holds the tile's BLOCK_N
 // bias values.
 template <class T, Activation ACT>
 __device__ __forceinline__ void stage_tile(const GemmSm90Params& p, const float (&acc)[GemmSm90Tile::kAcc], uint32_t box,
-                                           const T* bias_s, int warp, int lane, int round) {
+                                           const T* bias_s, int lane, int round) {
     using Tile = GemmSm90Tile;
     using Pair = typename PairTraits<T>::Pair;
     constexpr int kChunks = Tile::kOutBoxCols / 8;  // 8-column (16-byte) chunks per round: one swizzle row
@@ -145,7 +150,7 @@ __device__ __forceinline__ void stage_tile(const GemmSm90Params& p, const float 
         const uint32_t chunk = uint32_t((cc ^ row8) * 16 + 4 * quad);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int row = warp * 16 + row8 + 8 * h;
+            const int row = row8 + 8 * h;  // of this warp's 16 rows
             float v0 = fmaf(p.alpha, acc[4 * c + 2 * h], b.x);
             float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1], b.y);
             activate_pair<ACT, T>(v0, v1);
@@ -266,29 +271,31 @@ __global__ void __launch_bounds__(GemmSm90Tile::kThreads, 1)
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-        // Every thread of the warpgroup passed the previous tile's last
-        // barrier below, so none still reads the old bias.
+        // The bias: replaced once every warp is past the previous tile's
+        // epilogue, read once every warp wrote its part.
+        warpgroup_sync(cw);
 #pragma unroll
         for (int j = 0; j < kBiasPerThread; ++j) tile_bias[tid + j * kWarpgroupThreads] = bias_v[j];
-        const uint32_t out = sout + uint32_t(cw * Tile::kOutBytes);
+        warpgroup_sync(cw);
+        const uint32_t out = sout + uint32_t(cw * Tile::kOutBytes) + uint32_t(warp * Tile::kWarpRowBytes);
 #pragma unroll
         for (int round = 0; round < Tile::kStoreRounds; ++round) {
-            // Box round % 2 is free once the store of two rounds ago read it
-            // (the last round's store may still be reading the other box).
-            if (tid == 0) sm90::bulk_wait_read<Tile::kOutBoxes - 1>();
-            warpgroup_sync(cw);
+            // This warp's rows of box round % 2 are free once its store of two
+            // rounds ago read them (the last round's may still be reading).
+            if (lane == 0) sm90::bulk_wait_read<Tile::kOutBoxes - 1>();
+            __syncwarp();
             const uint32_t box = out + uint32_t((round % Tile::kOutBoxes) * Tile::kOutBoxBytes);
-            stage_tile<T, ACT>(p, acc, box, tile_bias, warp, lane, round);
+            stage_tile<T, ACT>(p, acc, box, tile_bias, lane, round);
             sm90::fence_async_smem();
-            warpgroup_sync(cw);
-            if (tid == 0) {
-                sm90::tma_store_3d(&p.tmap_d, box, tc.n0 + round * Tile::kOutBoxCols, tc.m0 + cw * Tile::kWgmmaM,
-                                   tc.b);
+            __syncwarp();
+            if (lane == 0) {
+                sm90::tma_store_3d(&p.tmap_d, box, tc.n0 + round * Tile::kOutBoxCols,
+                                   tc.m0 + cw * Tile::kWgmmaM + warp * Tile::kWarpRows, tc.b);
                 sm90::bulk_commit();
             }
         }
     }
-    if (tid == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
+    if (lane == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
 #endif
 }
 
@@ -396,7 +403,7 @@ Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, 
     TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_b, q.dtype, b, q.n, q.k, q.ldb, q.b_batch_stride, q.batch,
                                        GemmSm90Tile::kBlockN));
     TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_d, q.dtype, d, q.m, q.n, q.ldd, q.d_batch_stride, q.batch,
-                                       GemmSm90Tile::kWgmmaM));
+                                       GemmSm90Tile::kWarpRows));
     p.bias = bias;
     p.bias_stride = q.bias_stride;
     p.alpha = q.alpha;
