@@ -53,8 +53,10 @@ struct GemmSm90Problem {
     float alpha = 1.0f;
 };
 
-// Why `q` cannot run on the fused kernel on `dev` (empty: it can; the
-// kernel's shared-memory opt-in is then set).
+// Maps a GEMM to the fused kernel's problem: empty when it runs there on
+// `dev` (the kernel's shared-memory opt-in is then set), else why not.
+std::string gemm_sm90_plan(const GemmParams& p, const DeviceInfo& dev, GemmSm90Problem* out);
+// The same for a problem already mapped.
 std::string gemm_sm90_unusable(const GemmSm90Problem& q, const DeviceInfo& dev);
 const char* gemm_sm90_kernel_name();
 // Whether the execute-time pointers meet TMA's 16-byte alignment.
