@@ -86,8 +86,9 @@ if [[ $built == 1 && -x "$exe" ]]; then
         # Informational: the tokens stay packed across layers (unpad once, pad once).
         step "tops-S$s-pack-once" 240 "$exe" "${common[@]}" --iters "$iters" --warmup 3 --graph --pack-once \
             --json "$out/tops-S$s-pack-once.json"
-        # The specified layer again with each GEMM's cuBLASLt algorithm timed at op creation
-        # (TOPS_GEMM_AUTOTUNE=1, the counterpart of cudnn.benchmark); its output is verified too.
+        # The specified layer again with every GEMM's cuBLASLt algorithm timed at op creation
+        # (TOPS_GEMM_AUTOTUNE=1; by default only the large ones are, like cudnn.benchmark for
+        # them); its output is verified too.
         step "tops-S$s-autotune" 240 env TOPS_GEMM_AUTOTUNE=1 "$exe" "${common[@]}" --iters "$iters" --warmup 3 \
             --graph --json "$out/tops-S$s-autotune.json"
         torch_args=(--tops-json "$out/tops-S$s.json" --tops-output "$build/tops-S$s.f32" --iters "$iters"
