@@ -537,7 +537,7 @@ TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_w
  * D NaN, one in column j of op(B) or in bias[j] column j. M or N = 0:
  * nothing is written; K = 0: D = act(beta * C + bias).
  * CUDA: creating a large tensor-core GEMM (16-bit inputs or TF32, 2*M*N*K at
- * least 2^30 over the batch) times the library's top candidate algorithms
+ * least 2^32 over the batch) times the library's top candidate algorithms
  * once per problem and process, on scratch memory it allocates and frees
  * (tens to hundreds of ms, once); TOPS_GEMM_AUTOTUNE=0 turns this off, =1
  * extends it to every GEMM.
