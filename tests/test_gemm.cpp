@@ -154,7 +154,7 @@ std::vector<GemmCase> cases() {
         // dtypes, K-contiguous A and B^T, N a multiple of 8). Tiles are
         // 128 x 256 x 64: exact tiles, M / N / K edges, K below one block, one
         // row, padded A and W, a batch with a shared W, more tiles than SMs
-        // (144: a CTA walks two); the 3-stage ring wraps inside a tile at
+        // (144: a CTA walks two); the 4-stage ring wraps inside a tile at
         // K = 264 and across tiles at 136. Then the fallbacks: odd N, a
         // padded D, a misaligned pointer.
         gc("linear_gelu_erf_exact_tile", 128, 256, 64).tr(false, true).activation(TOPS_ACT_GELU_ERF),
