@@ -2,8 +2,9 @@
 // into this file): D = GELU_erf(A B^T + bias), f16, 4096x3072x768 by default
 // (the BERT FFN shape), launched back to back; prints the median time per
 // launch and the host cost of one launch call (two tensor-map encodings).
-// Development timings of docs/performance.md ("drv") come from here; the
-// acceptance figures come from bench/compare_torch.py.
+// The development timings of docs/performance.md ("drv") came from the
+// driver this file was cleaned up from (this copy has been compiled, not yet
+// run); the acceptance figures come from bench/compare_torch.py.
 //
 //   nvcc -std=c++17 -O3 -arch=sm_90a --expt-relaxed-constexpr -Iinclude -I. -Isrc \
 //        bench/gemm_sm90_probe.cu -o gemm_sm90_probe && ./gemm_sm90_probe [M N K]

@@ -18,7 +18,8 @@
 // bias) of its 16 rows, 64 columns at a time, into swizzled staging boxes
 // that TMA stores to D, and goes on to its next tile; the producer has run
 // ahead into it meanwhile. The two warpgroups never wait for each other
-// outside the stage ring, so one's epilogue overlaps the other's main loop.
+// outside the stage ring, so one's epilogue can overlap the other's main loop
+// (dropping a per-tile barrier of both measured 1.2 us of 42).
 // Edges: TMA fills rows and columns past M, N and K with zeros on load and
 // writes nothing past M or N on store (N must be a multiple of 8: at a row's
 // end the store writes whole 16-byte units).

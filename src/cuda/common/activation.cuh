@@ -23,7 +23,9 @@
 //     rounds 1 + erf to 0);
 //   f16 / bf16 storage: Q of degree 5 and a single-rounding exponent,
 //     max relative error 1.14e-5 (same sweep), under 3% of the output's half
-//     ulp (f16 2^-11, bf16 2^-8), for about half the instructions.
+//     ulp (f16 2^-11, bf16 2^-8), for about half the instructions. (Its
+//     clamp-free final step and the pair form were checked against the
+//     stored-output bounds of GeluAccuracy, not re-swept for that figure.)
 // Beyond |x| = kGeluClamp the result is x (x > 0) or -0 (x < 0): the exact
 // value differs from those by less than FLT_MIN (the f32 subnormal range is
 // flushed, as -ftz would); -inf gives NaN (-inf * 0, as PyTorch), NaN
@@ -126,9 +128,8 @@ __device__ __forceinline__ float gelu_erf(float x) {
 // times u. u and v are capped at kGeluPairCap so u v stays finite; a capped
 // value has |x| > 3e18, its exponent -x^2 log2(e) / 2 is far below ex2's
 // range, te = 0 and its t does not matter (NaN caps too, and stays NaN
-// through x^2). Two multiplies
-// instead of one MUFU op: where MUFU throughput bounds an epilogue (the
-// fused GEMM), 3 MUFU ops per pair instead of 4.
+// through x^2). Two multiplies instead of one MUFU op: where MUFU throughput
+// bounds an epilogue (the fused GEMM), 3 MUFU ops per pair instead of 4.
 constexpr float kGeluPairCap = 1152921504606846976.0f;  // 2^60
 __device__ __forceinline__ void gelu_erf16_pair(float& a, float& b) {
     const float u = fminf(fmaf(kGeluP16, fabsf(a), 1.0f), kGeluPairCap);
