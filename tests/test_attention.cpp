@@ -72,6 +72,7 @@ struct AttnCase {
     bool lse = true;
     int threads = 0;
     int splits = 0;  // CUDA: forced split-KV count (TOPS_ATTENTION_SPLITS), 0 = the plan's choice
+    bool hopper = false;  // CUDA: the sm_90 TMA + wgmma kernel wherever it applies (TOPS_ATTENTION_SM90=1)
 
     AttnCase& shape(int64_t b, int64_t h, int64_t hk, int64_t q, int64_t k, int64_t d) {
         batch = b, heads = h, kv_heads = hk, sq = q, sk = k, dim = d;
@@ -91,6 +92,7 @@ struct AttnCase {
     AttnCase& no_lse() { lse = false; return *this; }
     AttnCase& num_threads(int t) { threads = t; return *this; }
     AttnCase& kv_splits(int n) { splits = n; return *this; }
+    AttnCase& sm90() { hopper = true; return *this; }
     bool is_varlen() const { return !var_q.empty(); }
 };
 
@@ -99,7 +101,7 @@ void PrintTo(const AttnCase& c, std::ostream* os) {
         << c.dim << (c.causal ? " causal" : "") << " window(" << c.left << "," << c.right << ") q "
         << storage_label(c.q_store) << " kv " << storage_label(c.kv_store) << " o " << storage_label(c.o_store)
         << (c.seqlens_k ? " seqlens_k" : "") << (c.is_varlen() ? " varlen" : "") << (c.lse ? " lse" : "")
-        << " threads " << c.threads << " splits " << c.splits;
+        << " threads " << c.threads << " splits " << c.splits << (c.hopper ? " sm90" : "");
 }
 
 AttnCase ac(std::string name) {
@@ -195,6 +197,28 @@ std::vector<AttnCase> cases() {
         ac("split64_q65_k2048").shape(1, 2, 2, 65, 2048, 32).kv_splits(64),
         ac("split5_dstride2").shape(1, 2, 1, 7, 1000, 128).store(Storage::dstride2, Storage::dstride2,
                                                                    Storage::dstride2).kv_splits(5),
+        // the sm_90 kernel (f16 / bf16, head dims 64 and 128) on small shapes
+        // too: several 128-key tiles with a partial last one, Sq just past
+        // the decode bound, both causal alignments, windows, GQA, [B, H, S, D]
+        // and mixed storage, no LSE, a custom scale; padded strides and
+        // other head dims take the mma.sync kernels whatever the setting.
+        ac("sm90_q1000_k1000").shape(1, 2, 2, 1000, 1000, 64).sm90(),
+        ac("sm90_q129_k2048_d128").shape(1, 2, 2, 129, 2048, 128).sm90(),
+        ac("sm90_q17_k7_d128").shape(1, 2, 2, 17, 7, 128).sm90(),
+        ac("sm90_q64_k1").shape(2, 2, 2, 64, 1, 64).sm90(),
+        ac("sm90_causal_q300_k129").shape(2, 2, 1, 300, 129, 64).with_causal().sm90(),
+        ac("sm90_causal_q129_k1000_d128").shape(1, 2, 2, 129, 1000, 128).with_causal().sm90(),
+        ac("sm90_causal_2048_d128").shape(1, 1, 1, 2048, 2048, 128).with_causal().sm90(),
+        ac("sm90_window_40_7").shape(1, 2, 2, 500, 500, 64).window(40, 7).sm90(),
+        ac("sm90_window_left_d128").shape(1, 2, 2, 300, 1000, 128).window(100, -1).sm90(),
+        ac("sm90_gqa4_d128").shape(2, 8, 2, 200, 300, 128).sm90(),
+        ac("sm90_gqa8").shape(1, 8, 1, 129, 65, 64).with_causal().sm90(),
+        ac("sm90_bhsd").shape(2, 3, 3, 129, 65, 64).store(Storage::bhsd, Storage::bhsd, Storage::bhsd).sm90(),
+        ac("sm90_mixed_d128").shape(2, 2, 2, 130, 257, 128).with_causal()
+            .store(Storage::bshd, Storage::bhsd, Storage::bhsd).sm90(),
+        ac("sm90_padded").shape(2, 3, 1, 65, 129, 64).store(Storage::padded, Storage::padded, Storage::padded).sm90(),
+        ac("sm90_no_lse_scale").shape(2, 2, 2, 65, 129, 128).no_lse().scaled(0.3f).sm90(),
+        ac("sm90_empty_k").shape(2, 2, 2, 64, 0, 64).sm90(),
     };
     v.insert(v.end(), more.begin(), more.end());
     return v;
@@ -327,30 +351,31 @@ bool documented_limit(const std::string& msg) {
 
 enum class RunOutcome { ok, skipped };
 
-// TOPS_ATTENTION_SPLITS for one create (n > 0), restored afterwards.
-class ScopedSplits {
+// An environment variable set for one create (when `value` is non-empty),
+// restored afterwards: TOPS_ATTENTION_SPLITS, TOPS_ATTENTION_SM90.
+class ScopedEnv {
 public:
-    explicit ScopedSplits(int n) : active_(n > 0) {
+    ScopedEnv(const char* name, std::string value) : name_(name), active_(!value.empty()) {
         if (!active_) return;
-        if (const char* old = std::getenv(kName)) {
+        if (const char* old = std::getenv(name_)) {
             had_ = true;
             old_ = old;
         }
-        setenv(kName, std::to_string(n).c_str(), 1);
+        setenv(name_, value.c_str(), 1);
     }
-    ~ScopedSplits() {
+    ~ScopedEnv() {
         if (!active_) return;
         if (had_) {
-            setenv(kName, old_.c_str(), 1);
+            setenv(name_, old_.c_str(), 1);
         } else {
-            unsetenv(kName);
+            unsetenv(name_);
         }
     }
-    ScopedSplits(const ScopedSplits&) = delete;
-    ScopedSplits& operator=(const ScopedSplits&) = delete;
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
 
 private:
-    static constexpr const char* kName = "TOPS_ATTENTION_SPLITS";
+    const char* name_;
     bool active_;
     bool had_ = false;
     std::string old_;
@@ -380,7 +405,9 @@ private:
     const tops_attention_desc_t d = make_desc(c, in, o, c.lse ? &lse : nullptr);
     OpHandle op;
     {
-        const ScopedSplits forced(backend == TOPS_BACKEND_CUDA ? c.splits : 0);
+        const bool cuda = backend == TOPS_BACKEND_CUDA;
+        const ScopedEnv splits("TOPS_ATTENTION_SPLITS", cuda && c.splits > 0 ? std::to_string(c.splits) : "");
+        const ScopedEnv hopper("TOPS_ATTENTION_SM90", cuda && c.hopper ? "1" : "");
         st = tops_attention_create(ctx.ctx, &d, &op.op);
     }
     if (st == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {

@@ -205,6 +205,41 @@ TEST_F(CudaPlans, LinearGeluErfTakesFusedKernelOnSm90) {
     }
 }
 
+// Dense f16 / bf16 attention of head dim 64 or 128 whose query tiles fill
+// the GPU takes the Hopper kernel on sm_90; varlen, other head dims and
+// decode shapes keep the mma.sync kernels.
+TEST_F(CudaPlans, DenseAttentionTakesHopperKernelOnSm90) {
+    cudaDeviceProp prop{};
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
+    struct Shape {
+        int64_t batch, seq_q, heads, dim;
+        bool hopper;
+    };
+    // 4 x 16 x (1024 / 128) = 512 query tiles: more than any H100 has SMs.
+    const Shape shapes[] = {{4, 1024, 16, 128, true}, {4, 1024, 16, 64, true}, {4, 1024, 16, 96, false},
+                            {4, 1, 16, 128, false}};
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
+        for (const Shape& sh : shapes) {
+            const int64_t dims[4] = {sh.batch, sh.seq_q, sh.heads, sh.dim};
+            const int64_t kv_dims[4] = {sh.batch, 1024, sh.heads, sh.dim};
+            tops_attention_desc_t d = tops_attention_desc_default();
+            TOPS_OK(tops_tensor_desc_init(&d.q, dt, 4, dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&d.k, dt, 4, kv_dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&d.v, dt, 4, kv_dims, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&d.o, dt, 4, dims, nullptr));
+            d.flags = TOPS_ATTN_CAUSAL;
+            tops_op_t op = nullptr;
+            TOPS_OK(tops_attention_create(ctx_, &d, &op));
+            ops_.push_back(op);
+            const std::string name = tops_op_kernel_name(op);
+            const bool hopper = name.find("sm90_tma_wgmma") != std::string::npos;
+            EXPECT_EQ(hopper, sm90 && sh.hopper) << "dtype " << int(dt) << " d " << sh.dim << " sq " << sh.seq_q
+                                                 << ": " << name;
+        }
+    }
+}
+
 #endif
 
 }  // namespace

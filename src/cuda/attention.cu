@@ -18,6 +18,7 @@
 
 #include "cuda/attention_configs.cuh"
 #include "cuda/attention_params.hpp"
+#include "cuda/attention_sm90.hpp"
 #include "cuda/ops.hpp"
 
 namespace tops::cuda {
@@ -59,12 +60,16 @@ bool vec_strides(int64_t b, int64_t s, int64_t h, int64_t d, int64_t elems) {
 class AttentionPlanCuda final : public OpPlan {
 public:
     AttentionPlanCuda(const AttentionParams& ap, const KernelConfig& k, FwdParams base, int64_t grid, size_t ws,
-                      bool vec_qkv_strides, bool vec_o_strides, bool vec16_o_strides, int device, std::string why)
+                      bool vec_qkv_strides, bool vec_o_strides, bool vec16_o_strides, bool sm90, int device,
+                      std::string why)
         : ap_(ap), k_(k), base_(base), grid_(grid), ws_(ws), vec_qkv_strides_(vec_qkv_strides),
-          vec_o_strides_(vec_o_strides), vec16_o_strides_(vec16_o_strides), device_(device), why_(std::move(why)) {}
+          vec_o_strides_(vec_o_strides), vec16_o_strides_(vec16_o_strides), sm90_(sm90), device_(device),
+          why_(std::move(why)) {}
 
     size_t workspace_size() const override { return ws_; }
-    const char* kernel_name() const override { return k_.name; }
+    const char* kernel_name() const override {
+        return sm90_ ? attn::sm90_kernel_name(ap_.q.dtype, int(ap_.head_dim)) : k_.name;
+    }
     std::string reason() const override { return why_; }
 
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
@@ -83,6 +88,10 @@ public:
         } else if (ap_.seqlens_k.present()) {
             p.seqlens_k = static_cast<const int32_t*>(args.in(TOPS_ARG_SEQLENS_K));
         }
+        const auto stream = static_cast<cudaStream_t>(ctx.stream);
+        // The Hopper kernel when TMA can take these pointers (else the
+        // mma.sync kernel below, planned alongside).
+        if (sm90_ && attn::sm90_pointers_ok(p)) return attn::launch_sm90(p, ap_.q.dtype, int(ap_.head_dim), stream);
         p.vec_qkv = vec_qkv_strides_ && aligned(p.q, kQkvVecBytes) && aligned(p.k, kQkvVecBytes) &&
                     aligned(p.v, kQkvVecBytes);
         p.vec_o = vec_o_strides_ && aligned(p.o, kOVecBytes);
@@ -94,7 +103,6 @@ public:
             p.part_o = reinterpret_cast<float*>(ws);
             p.part_lse = reinterpret_cast<float*>(ws + o_bytes);
         }
-        const auto stream = static_cast<cudaStream_t>(ctx.stream);
         cudaError_t err = k_.launch_fwd(p, unsigned(grid_), stream);
         if (err != cudaSuccess) return cuda_status(err, k_.name, TOPS_ERROR_DEVICE_LAUNCH);
         if (p.splits > 1) {
@@ -125,6 +133,7 @@ private:
     int64_t grid_;
     size_t ws_;
     bool vec_qkv_strides_, vec_o_strides_, vec16_o_strides_;
+    bool sm90_;
     int device_;
     std::string why_;
 };
@@ -243,11 +252,16 @@ Status plan_attention(const AttentionParams& ap, const DeviceInfo& dev, PlanPtr*
         const size_t rows = size_t(splits) * size_t(p.part_rows) * size_t(ap.heads);
         ws = align_up(rows * size_t(ap.head_dim) * sizeof(float)) + align_up(rows * sizeof(float));
     }
-    std::string why = fmt("head_dim ", ap.head_dim, decode ? " decode" : "", " tiles ", k->block_m, "x", k->block_n,
+    const std::string sm90_why = attn::sm90_unusable(ap, p, dev);
+    const bool sm90 = sm90_why.empty();
+    std::string why = fmt(sm90 ? "Hopper TMA + wgmma kernel (falls back to: " : "", "head_dim ", ap.head_dim,
+                          decode ? " decode" : "", " tiles ", k->block_m, "x", k->block_n,
                           ", ", k->threads, " threads, ", k->smem_bytes, " B shared, ", occupancy,
                           " blocks/SM; grid ", grid, " = ", base_blocks, " query tiles x ", splits, " key split(s)",
-                          vec_qkv ? "" : "; q/k/v strides rule out 16-byte loads (element loads)");
-    out->reset(new AttentionPlanCuda(ap, *k, p, grid, ws, vec_qkv, vec_o, vec16_o, dev.ordinal, std::move(why)));
+                          vec_qkv ? "" : "; q/k/v strides rule out 16-byte loads (element loads)",
+                          sm90 ? ")" : "", sm90 ? "" : "; Hopper kernel not used: ", sm90_why);
+    out->reset(
+        new AttentionPlanCuda(ap, *k, p, grid, ws, vec_qkv, vec_o, vec16_o, sm90, dev.ordinal, std::move(why)));
     return Status::ok();
 }
 

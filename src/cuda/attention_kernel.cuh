@@ -37,7 +37,6 @@ constexpr int kMmaN = 8;             // columns of one mma tile
 constexpr int kMmaK = 16;            // reduction depth of one mma
 constexpr int kChunkBytes = 16;      // one cp.async / ldmatrix row
 constexpr int kStages = 2;           // K/V shared-memory buffers
-constexpr float kLn2 = 0.69314718055994531f;
 
 // Tile shape of one forward configuration.
 template <class T_, int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kQInRegs_>
@@ -163,22 +162,8 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
     const T* gK = static_cast<const T*>(p.k) + b * p.k_bs + k_row0 * p.k_ss + hk * p.k_hs;
     const T* gV = static_cast<const T*>(p.v) + b * p.v_bs + k_row0 * p.v_ss + hk * p.v_hs;
 
-    // Visible keys of query i: i + off - left <= j <= i + off + right, 0 <= j < sk.
-    const int64_t off = int64_t(sk) - sq;
-    const bool has_left = p.window_left >= 0, has_right = p.window_right >= 0;
-    const int64_t m_last = int64_t(min(m0 + kBlockM, sq)) - 1;
-    const int64_t key_lo = has_left ? max(int64_t(0), m0 + off - p.window_left) : 0;
-    const int64_t key_hi = has_right ? min(int64_t(sk), m_last + off + p.window_right + 1) : sk;
-    int nb_begin = int(key_lo / kBlockN);
-    int nb_end = key_hi > key_lo ? int((key_hi + kBlockN - 1) / kBlockN) : nb_begin;
-    if (p.splits > 1) {
-        const int per = (nb_end - nb_begin + p.splits - 1) / p.splits;
-        nb_begin = min(nb_end, nb_begin + split * per);
-        nb_end = min(nb_end, nb_begin + per);
-    }
-    // Band of j - i, clamped to int.
-    const int band_lo = has_left ? int(max(int64_t(INT_MIN), off - p.window_left)) : INT_MIN;
-    const int band_hi = has_right ? int(min(int64_t(INT_MAX), off + p.window_right)) : INT_MAX;
+    const KeyBand band = key_band(m0, kBlockM, kBlockN, sq, sk, p.window_left, p.window_right, split, p.splits);
+    const int nb_begin = band.nb_begin, nb_end = band.nb_end, band_lo = band.lo, band_hi = band.hi;
 
     const int warp = threadIdx.x / kWarpThreads;
     const int lane = threadIdx.x % kWarpThreads;
@@ -285,8 +270,7 @@ __global__ void __launch_bounds__(Tr::kThreads) attn_fwd_kernel(const FwdParams 
             // Mask only tiles that cross the key length or the band.
             const int n0 = nb * kBlockN;
             const int i_first = m0 + warp_row0;
-            const bool full = n0 + kBlockN <= sk && (!has_right || int64_t(n0) + kBlockN - 1 - (m0) <= band_hi) &&
-                              (!has_left || int64_t(n0) - (m0 + kBlockM - 1) >= band_lo);
+            const bool full = band.unmasked(n0, kBlockN, m0, kBlockM, sk);
             if (!full) {
 #pragma unroll
                 for (int mt = 0; mt < kMT; ++mt) {

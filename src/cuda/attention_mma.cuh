@@ -7,9 +7,12 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <climits>
 #include <cstdint>
 
 namespace tops::cuda::attn {
+
+constexpr float kLn2 = 0.69314718055994531f;
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -87,6 +90,40 @@ __device__ __forceinline__ float exp2_approx(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
+}
+
+// Keys visible to a block of query rows: key tiles [nb_begin, nb_end) of
+// block_n keys (the split's share of them under split-KV), and the band
+// lo <= j - i <= hi of key j for query i (INT_MIN / INT_MAX when unbounded).
+// Query i sees key j when i + off - left <= j <= i + off + right and
+// 0 <= j < sk, off = sk - sq (a right bound is aligned bottom-right).
+struct KeyBand {
+    int nb_begin, nb_end, lo, hi;
+
+    // Whether no key of tile [n0, n0 + block_n) x rows [m0, m0 + block_m) needs a mask.
+    __device__ __forceinline__ bool unmasked(int n0, int block_n, int m0, int block_m, int sk) const {
+        return n0 + block_n <= sk && int64_t(n0) + block_n - 1 - m0 <= hi && int64_t(n0) - (m0 + block_m - 1) >= lo;
+    }
+};
+
+__device__ __forceinline__ KeyBand key_band(int m0, int block_m, int block_n, int sq, int sk, int64_t window_left,
+                                            int64_t window_right, int split, int splits) {
+    const int64_t off = int64_t(sk) - sq;
+    const bool has_left = window_left >= 0, has_right = window_right >= 0;
+    const int64_t m_last = int64_t(min(m0 + block_m, sq)) - 1;
+    const int64_t key_lo = has_left ? max(int64_t(0), m0 + off - window_left) : 0;
+    const int64_t key_hi = has_right ? min(int64_t(sk), m_last + off + window_right + 1) : sk;
+    KeyBand b;
+    b.nb_begin = int(key_lo / block_n);
+    b.nb_end = key_hi > key_lo ? int((key_hi + block_n - 1) / block_n) : b.nb_begin;
+    if (splits > 1) {
+        const int per = (b.nb_end - b.nb_begin + splits - 1) / splits;
+        b.nb_begin = min(b.nb_end, b.nb_begin + split * per);
+        b.nb_end = min(b.nb_end, b.nb_begin + per);
+    }
+    b.lo = has_left ? int(max(int64_t(INT_MIN), off - window_left)) : INT_MIN;
+    b.hi = has_right ? int(min(int64_t(INT_MAX), off + window_right)) : INT_MAX;
+    return b;
 }
 
 }  // namespace tops::cuda::attn

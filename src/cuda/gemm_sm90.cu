@@ -23,8 +23,6 @@
 // Edges: TMA fills rows and columns past M, N and K with zeros on load and
 // writes nothing past M or N on store (N must be a multiple of 8: at a row's
 // end the store writes whole 16-byte units).
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -35,6 +33,7 @@
 #include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/common/sm90.cuh"
+#include "cuda/common/tensor_map.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/vec_convert.cuh"
 
@@ -86,7 +85,7 @@ struct GemmSm90Tile {
     static_assert(kBlockM == kConsumers * kWgmmaM, "one wgmma row block per consumer warpgroup");
     static_assert(kBlockN == kWgmmaN, "one wgmma covers the tile's columns");
     static_assert(kBlockN % kWarpgroupThreads == 0, "whole bias columns per consumer thread");
-    static_assert(kAcc == 128, "wgmma_m64n256k16 holds 128 accumulators per thread");
+    static_assert(kAcc == 128, "a m64n256 wgmma holds 128 accumulators per thread");
     static_assert(kBlockK * kElemBytes == int(sm90::kSwizzleRowBytes), "a K block is one swizzle row");
     static_assert(kBlockK % kWgmmaK == 0, "whole k16 slices per stage");
     static_assert(kStageBytesA % kSmemAlign == 0 && kStageBytesB % kSmemAlign == 0, "stages keep atom alignment");
@@ -261,7 +260,7 @@ __global__ void __launch_bounds__(GemmSm90Tile::kThreads, 1)
             const uint32_t b0 = sb + stage * Tile::kStageBytesB;
 #pragma unroll
             for (int kk = 0; kk < Tile::kBlockK / Tile::kWgmmaK; ++kk) {
-                sm90::wgmma_m64n256k16<T>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
+                sm90::wgmma_ss<T, Tile::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
                                           sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
             }
             sm90::wgmma_commit();
@@ -320,21 +319,6 @@ GemmSm90Kernel kernel_for(tops_dtype_t dtype, Activation act) {
     }
 }
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-        void* f = nullptr;
-        cudaDriverEntryPointQueryResult q{};
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
-                cudaSuccess ||
-            q != cudaDriverEntryPointSuccess) {
-            (void)cudaGetLastError();
-            return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-        }
-        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-    }();
-    return fn;
-}
-
 // (batch or 1, rows, cols) matrix with unit column stride -> tensor map of
 // (box_rows, 64) boxes, 128-byte swizzled.
 Status encode_matrix(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int64_t rows, int64_t cols, int64_t ld,
@@ -345,13 +329,7 @@ Status encode_matrix(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int6
     const cuuint64_t strides[2] = {cuuint64_t(ld) * es, cuuint64_t(batched ? batch_stride : ld * rows) * es};
     static_assert(GemmSm90Tile::kBlockK == GemmSm90Tile::kOutBoxCols, "one box width for operands and output");
     const cuuint32_t box[3] = {cuuint32_t(GemmSm90Tile::kBlockK), cuuint32_t(box_rows), 1};
-    const cuuint32_t elem_strides[3] = {1, 1, 1};
-    const CUresult r = tensor_map_encoder()(
-        map, dtype == TOPS_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
-        const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt("gemm sm90: cuTensorMapEncodeTiled failed (", int(r), ")"));
-    return Status::ok();
+    return encode_tensor_map_sw128(map, dtype, ptr, 3, dims, strides, box, "gemm sm90");
 }
 
 }  // namespace

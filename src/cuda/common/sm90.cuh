@@ -75,6 +75,23 @@ __device__ __forceinline__ void tma_store_3d(const void* tmap, uint32_t src, int
                  : "memory");
 }
 
+// The 4-D forms: (c0 innermost, c1, c2, c3).
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const void* tmap, uint32_t bar, int c0, int c1, int c2,
+                                            int c3) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+        "%5}], [%6];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_store_4d(const void* tmap, uint32_t src, int c0, int c1, int c2, int c3) {
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(tmap)),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+                 : "memory");
+}
+
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 
 // Waits until at most N committed bulk stores still read their shared source.
@@ -124,6 +141,18 @@ __device__ __forceinline__ uint64_t smem_desc_k_sw128(uint32_t addr) {
     return d;
 }
 
+// Descriptor of an N-major (transposed) 128-byte-swizzled B operand: rows
+// of K, each 64 contiguous 16-bit N values (128 bytes), 8-row atoms 1 KiB
+// apart along K; the next 64 N values sit `n_chunk_bytes` further on.
+__device__ __forceinline__ uint64_t smem_desc_n_sw128(uint32_t addr, uint32_t n_chunk_bytes) {
+    constexpr uint64_t kSwizzle128 = 1;
+    uint64_t d = uint64_t((addr & 0x3FFFF) >> 4);
+    d |= uint64_t(n_chunk_bytes >> 4) << 16;              // leading byte offset: next 64 N values
+    d |= uint64_t(kSwizzleAtomBytes >> 4) << 32;          // stride byte offset: next 8 K rows
+    d |= kSwizzle128 << 62;
+    return d;
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 
@@ -140,55 +169,97 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-#define TOPS_WGMMA_ACC_LIST \
+// Accumulator operand lists of the wgmma wrappers, 32 registers per piece:
+// %0..%31, then %32..%63, and so on; d[i] is bound to %i.
+#define TOPS_WGMMA_ACC_0 \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define TOPS_WGMMA_ACC_1 \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define TOPS_WGMMA_ACC_2 \
     "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define TOPS_WGMMA_ACC_3 \
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-
-#define TOPS_WGMMA_ACC_OPERANDS(d) \
+#define TOPS_WGMMA_OPS_0(d) \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
     "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TOPS_WGMMA_OPS_1(d) \
     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
     "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
     "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TOPS_WGMMA_OPS_2(d) \
     "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
     "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
     "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+    "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define TOPS_WGMMA_OPS_3(d) \
     "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
     "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
     "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
     "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define TOPS_WGMMA_ACC_LIST_32 TOPS_WGMMA_ACC_0
+#define TOPS_WGMMA_ACC_LIST_64 TOPS_WGMMA_ACC_0 ", " TOPS_WGMMA_ACC_1
+#define TOPS_WGMMA_ACC_LIST_128 TOPS_WGMMA_ACC_LIST_64 ", " TOPS_WGMMA_ACC_2 ", " TOPS_WGMMA_ACC_3
+#define TOPS_WGMMA_OPS_32(d) TOPS_WGMMA_OPS_0(d)
+#define TOPS_WGMMA_OPS_64(d) TOPS_WGMMA_OPS_0(d), TOPS_WGMMA_OPS_1(d)
+#define TOPS_WGMMA_OPS_128(d) TOPS_WGMMA_OPS_64(d), TOPS_WGMMA_OPS_2(d), TOPS_WGMMA_OPS_3(d)
 
-// D(64x256, f32) (+)= A(64x16) B(16x256)^T from two K-major descriptors;
-// accumulate == 0 overwrites D. Warp w of the warpgroup holds rows 16w..16w+15:
-// d[4c + 2h + e] is row 16w + lane/4 + 8h, column 8c + 2(lane%4) + e.
-template <class T>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                 uint32_t accumulate);
+// Fragment layout of every D below (and of the register A operand): warp w
+// of the warpgroup holds rows 16w..16w+15; d[4c + 2h + e] is row
+// 16w + lane/4 + 8h, column 8c + 2(lane%4) + e. A register A fragment of a
+// k16 slice is four 16-bit pairs: (row, k) = (g, 2t), (g + 8, 2t),
+// (g, 2t + 8), (g + 8, 2t + 8) with g = lane/4, t = lane%4 (mma.m16n8k16's A).
 
-#define TOPS_WGMMA_M64N256K16(T, PTX_TYPE)                                                                   \
-    template <>                                                                                            \
-    __device__ __forceinline__ void wgmma_m64n256k16<T>(float(&d)[128], uint64_t desc_a, uint64_t desc_b, \
-                                                        uint32_t accumulate) {                             \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                        \
-                     "wgmma.mma_async.sync.aligned.m64n256k16.f32." PTX_TYPE "." PTX_TYPE " {"             \
-                     TOPS_WGMMA_ACC_LIST "}, %128, %129, p, 1, 1, 0, 0;\n}\n"                              \
-                     : TOPS_WGMMA_ACC_OPERANDS(d)                                                          \
-                     : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                         \
+// D(64xN, f32) (+)= A(64x16) B(16xN) with A and B^T K-major in shared memory
+// (two descriptors); accumulate == 0 overwrites D.
+template <class T, int N>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, uint32_t accumulate);
+
+// D(64xN, f32) += A(64x16) B(16xN): A from registers, B N-major in shared
+// memory (N contiguous: a transposed operand, e.g. V of P V).
+template <class T, int N>
+__device__ __forceinline__ void wgmma_rs_nmajor(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                uint32_t accumulate);
+
+// The operand indices after the NACC accumulators are spelled out per form.
+#define TOPS_WGMMA_SS(T, PTX_TYPE, N, LIST, OPS, IA, IB, IP)                                                    \
+    template <>                                                                                               \
+    __device__ __forceinline__ void wgmma_ss<T, N>(float(&d)[N / 2], uint64_t desc_a, uint64_t desc_b,         \
+                                                   uint32_t accumulate) {                                     \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                        \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_TYPE "." PTX_TYPE " {" LIST "}, %" #IA \
+                     ", %" #IB ", p, 1, 1, 0, 0;\n}\n"                                                         \
+                     : OPS(d)                                                                                 \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                            \
     }
 
-TOPS_WGMMA_M64N256K16(__half, "f16")
-TOPS_WGMMA_M64N256K16(__nv_bfloat16, "bf16")
+#define TOPS_WGMMA_RS_NMAJOR(T, PTX_TYPE, N, LIST, OPS, IA0, IA1, IA2, IA3, IB, IP)                              \
+    template <>                                                                                               \
+    __device__ __forceinline__ void wgmma_rs_nmajor<T, N>(float(&d)[N / 2], const uint32_t(&a)[4],             \
+                                                          uint64_t desc_b, uint32_t accumulate) {             \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                        \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_TYPE "." PTX_TYPE " {" LIST "}, {%" #IA0 \
+                     ", %" #IA1 ", %" #IA2 ", %" #IA3 "}, %" #IB ", p, 1, 1, 1;\n}\n"                              \
+                     : OPS(d)                                                                                 \
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));             \
+    }
 
-#undef TOPS_WGMMA_M64N256K16
+TOPS_WGMMA_SS(__half, "f16", 256, TOPS_WGMMA_ACC_LIST_128, TOPS_WGMMA_OPS_128, 128, 129, 130)
+TOPS_WGMMA_SS(__nv_bfloat16, "bf16", 256, TOPS_WGMMA_ACC_LIST_128, TOPS_WGMMA_OPS_128, 128, 129, 130)
+TOPS_WGMMA_SS(__half, "f16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66)
+TOPS_WGMMA_SS(__nv_bfloat16, "bf16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66)
+TOPS_WGMMA_RS_NMAJOR(__half, "f16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66, 67, 68, 69)
+TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66, 67, 68, 69)
+TOPS_WGMMA_RS_NMAJOR(__half, "f16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
+TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
+
+#undef TOPS_WGMMA_SS
+#undef TOPS_WGMMA_RS_NMAJOR
 
 }  // namespace tops::cuda::sm90

@@ -1,0 +1,491 @@
+// Attention forward for Hopper (sm_90a): TMA loads into 128-byte-swizzled
+// shared memory and wgmma for both products, S = Q K^T and O += P V.
+//
+// Why: the mma.sync kernels (attention_kernel.cuh) run FlashAttention-2's
+// tiles at FlashAttention-2's speed, about half of the H100's f16 tensor
+// peak; their warps spend issue slots and registers on ldmatrix fragments of
+// K and V and on 16x8 mma tiles. A wgmma reads its shared-memory operands
+// itself and computes a 64 x N block per warpgroup instruction, so the
+// consumer warps keep their issue slots for the softmax.
+//
+// Strategy (the warp-specialized forward of FlashAttention-3, Shah et al.
+// 2024, without its FP8 path and its ping-pong of the two warpgroups): one
+// CTA per (batch, head, 128 query rows). Warpgroup 0 is the producer: one
+// thread loads the Q tile once and streams (BLOCK_N, HEAD_DIM) K and V tiles
+// by TMA through a ring of kStages stages guarded by mbarriers ("full":
+// bytes landed; "empty": all 8 consumer warps are done with it). Warpgroups
+// 1 and 2 own 64 query rows each: S = Q K^T by wgmma with both operands
+// K-major in shared memory; online softmax on the f32 accumulators in the
+// exp2 domain (log2(e) folded into the scale); P converted in registers into
+// the A fragments of O += P V, whose B operand V is read N-major (head dim
+// contiguous, the transposed form wgmma takes for 16-bit types). The K stage
+// is released once S is done, the V stage once P V is. At the end each warp
+// writes its 16 rows of O / l into its own rows of the Q buffer (swizzled as
+// TMA expects) and stores them by TMA, which drops rows past Sq. Key tiles
+// outside the causal / window band are never loaded; tiles that cross it or
+// the key length are masked (the rules of attention_kernel.cuh, KeyBand).
+// Rows without a visible key end with l = 0: O = 0 and LSE = -inf.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#include "cuda/attention_configs.cuh"
+#include "cuda/attention_mma.cuh"
+#include "cuda/attention_sm90.hpp"
+#include "cuda/common/sm90.cuh"
+#include "cuda/common/tensor_map.hpp"
+
+namespace tops::cuda::attn {
+namespace {
+
+constexpr int kWarpgroupThreads = 128;
+constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+
+// 128 x 128 tiles for head dims 64 and 128: two consumer warpgroups of 64
+// rows (one m64 wgmma each); 128 keys make S 64 f32 registers per thread,
+// and with O (32 / 64) and P (32) that fits the consumers' 240 registers.
+// Stages: as many (BLOCK_N, HEAD_DIM) K + V pairs as shared memory holds
+// beside Q, up to 3 (d 128: 2 stages, 160 KiB).
+template <int kHeadDim_>
+struct AttnSm90Tile {
+    static constexpr int kHeadDim = kHeadDim_;
+    static constexpr int kConsumers = 2;
+    static constexpr int kWgmmaM = 64;
+    static constexpr int kWgmmaK = 16;
+    static constexpr int kBlockM = kConsumers * kWgmmaM;
+    static constexpr int kBlockN = 128;
+    static constexpr int kStages = kHeadDim <= 64 ? 3 : 2;
+    static constexpr int kThreads = kWarpgroupThreads * (kConsumers + 1);
+    // setmaxnreg budgets: 24 * 128 + 240 * 256 <= 65536.
+    static constexpr int kProducerRegs = 24;
+    static constexpr int kConsumerRegs = 240;
+    static constexpr int kElemBytes = 2;
+    static constexpr int kChunkCols = int(sm90::kSwizzleRowBytes) / kElemBytes;  // head-dim columns per swizzle row
+    static constexpr int kChunks = kHeadDim / kChunkCols;
+    static constexpr int kSlicesPerChunk = kChunkCols / kWgmmaK;
+    static constexpr int kQChunkBytes = kBlockM * int(sm90::kSwizzleRowBytes);
+    static constexpr int kKVChunkBytes = kBlockN * int(sm90::kSwizzleRowBytes);
+    static constexpr int kQBytes = kChunks * kQChunkBytes;
+    static constexpr int kKVBytes = kChunks * kKVChunkBytes;  // one K or one V tile
+    static constexpr int kSAcc = kWgmmaM * kBlockN / kWarpgroupThreads;
+    static constexpr int kOAcc = kWgmmaM * kHeadDim / kWarpgroupThreads;
+    static constexpr int kKSlices = kHeadDim / kWgmmaK;  // k16 slices of S = Q K^T
+    static constexpr int kPSlices = kBlockN / kWgmmaK;   // k16 slices of O += P V
+    static constexpr int kWarpRows = 16;                 // rows of one warp: one TMA store box
+    static constexpr int kBarriers = 1 + 4 * kStages;    // q_full, k_full/empty, v_full/empty
+    static constexpr int kSmemAlign = int(sm90::kSwizzleAtomBytes);
+    static constexpr int kSmemBytes =
+        kQBytes + 2 * kStages * kKVBytes + kBarriers * int(sizeof(uint64_t)) + kSmemAlign;
+
+    static_assert(kHeadDim % kChunkCols == 0, "whole swizzle rows of head dim");
+    static_assert(kBlockN % kWgmmaK == 0 && kBlockN <= 256, "one wgmma covers the key tile");
+    static_assert(kSAcc == 64 && (kOAcc == 32 || kOAcc == 64), "instantiated wgmma shapes");
+    static_assert(kWgmmaM == kWarpsPerWarpgroup * kWarpRows, "each warp stores its own 16 rows");
+    static_assert(kProducerRegs * kWarpgroupThreads + kConsumers * kConsumerRegs * kWarpgroupThreads <= 65536,
+                  "register file");
+};
+
+struct AttnSm90Params {   // 64-byte aligned by its tensor maps
+    CUtensorMap tmap_q;   // (D, Sq, H, B), D innermost; box (64, BLOCK_M)
+    CUtensorMap tmap_k;   // (D, Sk, Hk, B); box (64, BLOCK_N)
+    CUtensorMap tmap_v;   // (D, Sk, Hk, B); box (64, BLOCK_N)
+    CUtensorMap tmap_o;   // (D, Sq, H, B); box (64, 16)
+    float* lse;           // optional (B, H, Sq) in natural log
+    int64_t lse_bs, lse_hs, lse_ss;
+    int heads, group, seqlen_q, seqlen_k, m_blocks;
+    float scale_log2;
+    int64_t window_left, window_right;
+};
+
+#if TOPS_SM90A
+
+__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase, int stages) {
+    if (++stage == stages) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
+
+#endif  // TOPS_SM90A
+
+template <class T, int D>
+__global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
+    attention_sm90_tma_wgmma_kernel(const __grid_constant__ AttnSm90Params p) {
+#if TOPS_SM90A
+    using Tile = AttnSm90Tile<D>;
+    constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN, kStages = Tile::kStages;
+    constexpr uint32_t kRowBytes = sm90::kSwizzleRowBytes;
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw);
+    const uint32_t base = (raw + Tile::kSmemAlign - 1) / Tile::kSmemAlign * Tile::kSmemAlign;
+    const uint32_t s_q = base;                                // (CHUNKS, BLOCK_M, 64) swizzled
+    const uint32_t s_k = s_q + Tile::kQBytes;                 // (STAGES, CHUNKS, BLOCK_N, 64) swizzled
+    const uint32_t s_v = s_k + kStages * Tile::kKVBytes;      // (STAGES, CHUNKS, BLOCK_N, 64) swizzled
+    const uint32_t q_full = s_v + kStages * Tile::kKVBytes;
+    const uint32_t k_full = q_full + uint32_t(sizeof(uint64_t));
+    const uint32_t k_empty = k_full + kStages * uint32_t(sizeof(uint64_t));
+    const uint32_t v_full = k_empty + kStages * uint32_t(sizeof(uint64_t));
+    const uint32_t v_empty = v_full + kStages * uint32_t(sizeof(uint64_t));
+    auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
+
+    if (threadIdx.x == 0) {
+        sm90::mbar_init(q_full, 1);
+        for (int s = 0; s < kStages; ++s) {
+            sm90::mbar_init(bar(k_full, s), 1);
+            sm90::mbar_init(bar(v_full, s), 1);
+            sm90::mbar_init(bar(k_empty, s), Tile::kConsumers * kWarpsPerWarpgroup);
+            sm90::mbar_init(bar(v_empty, s), Tile::kConsumers * kWarpsPerWarpgroup);
+        }
+        sm90::mbar_fence_init();
+    }
+    __syncthreads();
+
+    // Block -> (batch, head, query tile), query tile fastest so neighbouring
+    // CTAs share K / V in L2; with a right bound the heaviest tiles go first.
+    unsigned idx = blockIdx.x;
+    int mi = int(idx % unsigned(p.m_blocks));
+    idx /= unsigned(p.m_blocks);
+    const int h = int(idx % unsigned(p.heads));
+    const int b = int(idx / unsigned(p.heads));
+    if (p.window_right >= 0) mi = p.m_blocks - 1 - mi;
+    const int m0 = mi * kBlockM;
+    const int sq = p.seqlen_q, sk = p.seqlen_k;
+    const KeyBand band = key_band(m0, kBlockM, kBlockN, sq, sk, p.window_left, p.window_right, 0, 1);
+
+    const int wg = threadIdx.x / kWarpgroupThreads;
+    const int tid = threadIdx.x % kWarpgroupThreads;
+
+    if (wg == 0) {  // producer
+        sm90::warpgroup_reg_dealloc<Tile::kProducerRegs>();
+        if (tid != 0) return;
+        sm90::tma_prefetch_desc(&p.tmap_q);
+        sm90::tma_prefetch_desc(&p.tmap_k);
+        sm90::tma_prefetch_desc(&p.tmap_v);
+        const int hk = h / p.group;
+        sm90::mbar_arrive_expect_tx(q_full, Tile::kQBytes);
+        for (int c = 0; c < Tile::kChunks; ++c) {
+            sm90::tma_load_4d(s_q + c * Tile::kQChunkBytes, &p.tmap_q, q_full, c * Tile::kChunkCols, m0, h, b);
+        }
+        int stage = 0;
+        uint32_t phase = 0;
+        for (int nb = band.nb_begin; nb < band.nb_end; ++nb) {
+            const int n0 = nb * kBlockN;
+            sm90::mbar_wait(bar(k_empty, stage), phase ^ 1u);  // the first pass finds every stage free
+            sm90::mbar_arrive_expect_tx(bar(k_full, stage), Tile::kKVBytes);
+            for (int c = 0; c < Tile::kChunks; ++c) {
+                sm90::tma_load_4d(s_k + stage * Tile::kKVBytes + c * Tile::kKVChunkBytes, &p.tmap_k,
+                                  bar(k_full, stage), c * Tile::kChunkCols, n0, hk, b);
+            }
+            sm90::mbar_wait(bar(v_empty, stage), phase ^ 1u);
+            sm90::mbar_arrive_expect_tx(bar(v_full, stage), Tile::kKVBytes);
+            for (int c = 0; c < Tile::kChunks; ++c) {
+                sm90::tma_load_4d(s_v + stage * Tile::kKVBytes + c * Tile::kKVChunkBytes, &p.tmap_v,
+                                  bar(v_full, stage), c * Tile::kChunkCols, n0, hk, b);
+            }
+            next_stage(stage, phase, kStages);
+        }
+        return;
+    }
+
+    // consumers: warpgroup cw owns query rows [wm0, wm0 + 64) of the tile
+    sm90::warpgroup_reg_alloc<Tile::kConsumerRegs>();
+    const int cw = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int wm0 = m0 + cw * Tile::kWgmmaM;
+    const int row0 = wm0 + warp * Tile::kWarpRows + g;  // this thread's rows: row0, row0 + 8
+    const uint32_t q_rows = s_q + uint32_t(cw * Tile::kWgmmaM) * kRowBytes;  // this warpgroup's rows of chunk 0
+    constexpr uint32_t kSliceBytes = Tile::kWgmmaK * Tile::kElemBytes;       // one k16 slice of a swizzle row
+
+    float o[Tile::kOAcc];  // (64, HEAD_DIM) per warpgroup, wgmma fragment order
+#pragma unroll
+    for (int i = 0; i < Tile::kOAcc; ++i) o[i] = 0.0f;
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+
+    sm90::mbar_wait(q_full, 0);
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int nb = band.nb_begin; nb < band.nb_end; ++nb) {
+        // S = Q K^T: (64, BLOCK_N) per warpgroup.
+        float s[Tile::kSAcc];
+        sm90::mbar_wait(bar(k_full, stage), phase);
+        sm90::wgmma_fence();
+        const uint32_t k_tile = s_k + stage * Tile::kKVBytes;
+#pragma unroll
+        for (int kk = 0; kk < Tile::kKSlices; ++kk) {
+            const uint32_t chunk = uint32_t(kk / Tile::kSlicesPerChunk);
+            const uint32_t slice = uint32_t(kk % Tile::kSlicesPerChunk) * kSliceBytes;
+            sm90::wgmma_ss<T, kBlockN>(s, sm90::smem_desc_k_sw128(q_rows + chunk * Tile::kQChunkBytes + slice),
+                                       sm90::smem_desc_k_sw128(k_tile + chunk * Tile::kKVChunkBytes + slice), kk != 0);
+        }
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operands(s);
+        if (lane == 0) sm90::mbar_arrive(bar(k_empty, stage));
+
+        // Mask only tiles that cross the key length or the band.
+        const int n0 = nb * kBlockN;
+        if (!band.unmasked(n0, kBlockN, wm0, Tile::kWgmmaM, sk)) {
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+                const int i = row0 + 8 * hr;
+#pragma unroll
+                for (int c = 0; c < kBlockN / 8; ++c) {
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int j = n0 + 8 * c + 2 * t + e;
+                        const int dji = j - i;
+                        if (j >= sk || dji < band.lo || dji > band.hi) s[4 * c + 2 * hr + e] = -INFINITY;
+                    }
+                }
+            }
+        }
+
+        // Online softmax in the exp2 domain; P overwrites S, O is rescaled.
+        float alpha[2];
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            float mx = row_max[hr];
+#pragma unroll
+            for (int c = 0; c < kBlockN / 8; ++c) mx = fmaxf(mx, fmaxf(s[4 * c + 2 * hr], s[4 * c + 2 * hr + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_scaled = mx == -INFINITY ? 0.0f : mx * p.scale_log2;
+            alpha[hr] = exp2_approx(row_max[hr] * p.scale_log2 - m_scaled);
+            row_max[hr] = mx;
+            float sum = 0.0f;
+#pragma unroll
+            for (int c = 0; c < kBlockN / 8; ++c) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float pv = exp2_approx(fmaf(s[4 * c + 2 * hr + e], p.scale_log2, -m_scaled));
+                    s[4 * c + 2 * hr + e] = pv;
+                    sum += pv;
+                }
+            }
+            row_sum[hr] = row_sum[hr] * alpha[hr] + sum;
+        }
+#pragma unroll
+        for (int i = 0; i < Tile::kOAcc; ++i) o[i] *= alpha[(i / 2) % 2];
+
+        // P as the A fragments of its k16 slices (keys 16 kk .. 16 kk + 15).
+        uint32_t pa[Tile::kPSlices][4];
+#pragma unroll
+        for (int kk = 0; kk < Tile::kPSlices; ++kk) {
+            pa[kk][0] = pack2<T>(s[8 * kk + 0], s[8 * kk + 1]);
+            pa[kk][1] = pack2<T>(s[8 * kk + 2], s[8 * kk + 3]);
+            pa[kk][2] = pack2<T>(s[8 * kk + 4], s[8 * kk + 5]);
+            pa[kk][3] = pack2<T>(s[8 * kk + 6], s[8 * kk + 7]);
+        }
+
+        // O += P V, V N-major: 16 keys (two 8-row atoms) per slice.
+        sm90::mbar_wait(bar(v_full, stage), phase);
+        sm90::wgmma_fence();
+        const uint32_t v_tile = s_v + stage * Tile::kKVBytes;
+#pragma unroll
+        for (int kk = 0; kk < Tile::kPSlices; ++kk) {
+            sm90::wgmma_rs_nmajor<T, D>(
+                o, pa[kk], sm90::smem_desc_n_sw128(v_tile + uint32_t(kk * Tile::kWgmmaK) * kRowBytes, Tile::kKVChunkBytes),
+                1u);
+        }
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operands(o);
+        if (lane == 0) sm90::mbar_arrive(bar(v_empty, stage));
+        next_stage(stage, phase, kStages);
+    }
+
+    // Epilogue: finish the row sums across the quad, divide once, write LSE.
+    float inv[2];
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+        float l = row_sum[hr];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        inv[hr] = l > 0.0f ? 1.0f / l : 0.0f;
+        const int i = row0 + 8 * hr;
+        if (p.lse && t == 0 && i < sq) {
+            const float lse2 = l > 0.0f ? row_max[hr] * p.scale_log2 + __log2f(l) : -INFINITY;
+            p.lse[b * p.lse_bs + int64_t(i) * p.lse_ss + h * p.lse_hs] = lse2 * kLn2;
+        }
+    }
+    // O / l into this warp's 16 rows of the Q buffer (their only reader, this
+    // warpgroup's last S wgmma, is done): 16-byte unit u of row r at unit
+    // u ^ (r % 8), and r % 8 == g for both rows of this thread.
+    const uint32_t warp_rows = q_rows + uint32_t(warp * Tile::kWarpRows) * kRowBytes;
+#pragma unroll
+    for (int c = 0; c < Tile::kOAcc / 4; ++c) {  // 8-column group c of O
+        const uint32_t chunk = uint32_t(c / 8), unit = uint32_t(c % 8);
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            const uint32_t addr = warp_rows + chunk * Tile::kQChunkBytes + uint32_t(g + 8 * hr) * kRowBytes +
+                                  ((unit ^ uint32_t(g)) * 16u) + uint32_t(4 * t);
+            const uint32_t bits = pack2<T>(o[4 * c + 2 * hr] * inv[hr], o[4 * c + 2 * hr + 1] * inv[hr]);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(bits) : "memory");
+        }
+    }
+    sm90::fence_async_smem();
+    __syncwarp();
+    const int warp_m0 = wm0 + warp * Tile::kWarpRows;
+    if (lane == 0 && warp_m0 < sq) {
+        for (int c = 0; c < Tile::kChunks; ++c) {
+            sm90::tma_store_4d(&p.tmap_o, warp_rows + c * Tile::kQChunkBytes, c * Tile::kChunkCols, warp_m0, h, b);
+        }
+        sm90::bulk_commit();
+        sm90::bulk_wait<0>();  // shared memory must outlive the store's reads
+    }
+#endif
+}
+
+using Sm90Kernel = void (*)(AttnSm90Params);
+
+// The one dispatch point: dtype x head dim.
+Sm90Kernel kernel_for(tops_dtype_t dtype, int head_dim) {
+    const bool f16 = dtype == TOPS_DTYPE_F16;
+    if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
+    switch (head_dim) {
+        case 64:
+            return f16 ? attention_sm90_tma_wgmma_kernel<__half, 64> : attention_sm90_tma_wgmma_kernel<__nv_bfloat16, 64>;
+        case 128:
+            return f16 ? attention_sm90_tma_wgmma_kernel<__half, 128>
+                       : attention_sm90_tma_wgmma_kernel<__nv_bfloat16, 128>;
+        default: return nullptr;
+    }
+}
+
+int smem_bytes_for(int head_dim) {
+    return head_dim == 64 ? AttnSm90Tile<64>::kSmemBytes : AttnSm90Tile<128>::kSmemBytes;
+}
+
+constexpr int64_t kStrideAlignElems = 16 / 2;  // TMA: 16-byte strides of 16-bit data
+
+// (seq, head, batch) element strides of one tensor as TMA strides: an extent-1
+// dim gets a harmless packed stride; false when a stride is not a multiple
+// of 16 bytes or a dim of several elements has stride 0.
+bool tma_strides(int64_t head_dim, const int64_t (&extent)[3], const int64_t (&stride)[3], cuuint64_t (&out)[3]) {
+    int64_t packed = head_dim;
+    for (int i = 0; i < 3; ++i) {
+        int64_t s = stride[i];
+        if (extent[i] <= 1) s = packed;
+        if (s <= 0 || s % kStrideAlignElems != 0) return false;
+        out[i] = cuuint64_t(s) * 2u;
+        packed = s * extent[i];
+    }
+    return true;
+}
+
+Status encode(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int head_dim, const int64_t (&extent)[3],
+              const int64_t (&stride)[3], int box_rows) {
+    cuuint64_t strides[3];
+    if (!tma_strides(head_dim, extent, stride, strides)) {
+        return Status(TOPS_ERROR_NOT_SUPPORTED, "attention sm90: strides TMA cannot express");
+    }
+    const cuuint64_t dims[4] = {cuuint64_t(head_dim), cuuint64_t(extent[0]), cuuint64_t(extent[1]),
+                                cuuint64_t(extent[2])};
+    const cuuint32_t box[4] = {cuuint32_t(AttnSm90Tile<64>::kChunkCols), cuuint32_t(box_rows), 1, 1};
+    return encode_tensor_map_sw128(map, dtype, ptr, 4, dims, strides, box, "attention sm90");
+}
+
+template <int D>
+int m_blocks_of(int seqlen_q) {
+    return (seqlen_q + AttnSm90Tile<D>::kBlockM - 1) / AttnSm90Tile<D>::kBlockM;
+}
+
+int m_blocks_for(int head_dim, int seqlen_q) {
+    return head_dim == 64 ? m_blocks_of<64>(seqlen_q) : m_blocks_of<128>(seqlen_q);
+}
+
+// The four tensor maps of p's pointers.
+Status encode_all(const FwdParams& p, tops_dtype_t dtype, int head_dim, AttnSm90Params* k) {
+    const int kv_heads = p.heads / p.group;
+    const int64_t q_ext[3] = {p.seqlen_q, p.heads, p.batch}, kv_ext[3] = {p.seqlen_k, kv_heads, p.batch};
+    const int64_t q_st[3] = {p.q_ss, p.q_hs, p.q_bs}, k_st[3] = {p.k_ss, p.k_hs, p.k_bs};
+    const int64_t v_st[3] = {p.v_ss, p.v_hs, p.v_bs}, o_st[3] = {p.o_ss, p.o_hs, p.o_bs};
+    constexpr int kRowsM = AttnSm90Tile<64>::kBlockM, kRowsN = AttnSm90Tile<64>::kBlockN;
+    static_assert(kRowsM == AttnSm90Tile<128>::kBlockM && kRowsN == AttnSm90Tile<128>::kBlockN, "one box per role");
+    TOPS_RETURN_IF_ERROR(encode(&k->tmap_q, dtype, p.q, head_dim, q_ext, q_st, kRowsM));
+    TOPS_RETURN_IF_ERROR(encode(&k->tmap_k, dtype, p.k, head_dim, kv_ext, k_st, kRowsN));
+    TOPS_RETURN_IF_ERROR(encode(&k->tmap_v, dtype, p.v, head_dim, kv_ext, v_st, kRowsN));
+    return encode(&k->tmap_o, dtype, p.o, head_dim, q_ext, o_st, AttnSm90Tile<64>::kWarpRows);
+}
+
+}  // namespace
+
+const char* sm90_kernel_name(tops_dtype_t dtype, int head_dim) {
+    const bool f16 = dtype == TOPS_DTYPE_F16;
+    if (head_dim == 64) return f16 ? "attention_f16_sm90_tma_wgmma_d64_128x128" : "attention_bf16_sm90_tma_wgmma_d64_128x128";
+    return f16 ? "attention_f16_sm90_tma_wgmma_d128_128x128" : "attention_bf16_sm90_tma_wgmma_d128_128x128";
+}
+
+std::string sm90_unusable(const AttentionParams& ap, const FwdParams& p, const DeviceInfo& dev) {
+    const char* env = std::getenv("TOPS_ATTENTION_SM90");
+    if (env && env[0] == '0') return "TOPS_ATTENTION_SM90=0";
+    const bool forced = env && env[0] == '1';
+    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    const tops_dtype_t dt = ap.q.dtype;
+    if (ap.k.dtype != dt || ap.v.dtype != dt || ap.o.dtype != dt) return "mixed dtypes";
+    const Sm90Kernel kernel = kernel_for(dt, int(ap.head_dim));
+    if (!kernel) return "dtype or head dim not covered (f16 / bf16, 64 / 128)";
+    if (ap.varlen || ap.seqlens_k.present()) return "varlen or key lengths";
+    if (ap.batch == 0 || ap.heads == 0 || ap.seqlen_k == 0) return "empty problem";
+    if (ap.seqlen_q <= kDecodeMaxSq) return "decode shapes";
+    if (p.q_ds != 1 || p.k_ds != 1 || p.v_ds != 1 || p.o_ds != 1) return "head dim not contiguous";
+    const int64_t m_blocks = m_blocks_for(int(ap.head_dim), int(ap.seqlen_q));
+    const int64_t grid = ap.batch * ap.heads * m_blocks;
+    if (grid > INT_MAX || ap.seqlen_q > INT_MAX || ap.seqlen_k > INT_MAX) return "extents past 32-bit coordinates";
+    if (!forced && grid < dev.sm_count) return "query tiles fill less than one wave (split-KV instead)";
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "no sm_90a image";
+    }
+    const int smem = smem_bytes_for(int(ap.head_dim));
+    if (dev.max_smem_per_block_optin < smem) return "too little shared memory";
+    if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
+    // Encode once with an aligned stand-in address: strides the hardware
+    // cannot take show here, at create time, not at execute.
+    FwdParams probe = p;
+    alignas(16) static const unsigned char kStandIn[16] = {};
+    probe.q = probe.k = probe.v = kStandIn;
+    probe.o = const_cast<unsigned char*>(kStandIn);
+    AttnSm90Params k{};
+    if (!encode_all(probe, dt, int(ap.head_dim), &k).is_ok()) return "strides TMA cannot express";
+    if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "shared memory opt-in refused";
+    }
+    return std::string();
+}
+
+bool sm90_pointers_ok(const FwdParams& p) {
+    auto al = [](const void* x) { return reinterpret_cast<uintptr_t>(x) % 16 == 0; };
+    return al(p.q) && al(p.k) && al(p.v) && al(p.o);
+}
+
+Status launch_sm90(const FwdParams& p, tops_dtype_t dtype, int head_dim, cudaStream_t stream) {
+    AttnSm90Params k{};
+    TOPS_RETURN_IF_ERROR(encode_all(p, dtype, head_dim, &k));
+    k.lse = p.lse;
+    k.lse_bs = p.lse_bs;
+    k.lse_hs = p.lse_hs;
+    k.lse_ss = p.lse_ss;
+    k.heads = p.heads;
+    k.group = p.group;
+    k.seqlen_q = p.seqlen_q;
+    k.seqlen_k = p.seqlen_k;
+    k.m_blocks = m_blocks_for(head_dim, p.seqlen_q);
+    k.scale_log2 = p.scale_log2;
+    k.window_left = p.window_left;
+    k.window_right = p.window_right;
+    const unsigned grid = unsigned(int64_t(p.batch) * p.heads * k.m_blocks);
+    if (grid == 0) return Status::ok();
+    constexpr int kThreads = AttnSm90Tile<64>::kThreads;
+    static_assert(kThreads == AttnSm90Tile<128>::kThreads, "one block size");
+    kernel_for(dtype, head_dim)<<<grid, kThreads, smem_bytes_for(head_dim), stream>>>(k);
+    return launch_status(sm90_kernel_name(dtype, head_dim));
+}
+
+}  // namespace tops::cuda::attn

@@ -1,0 +1,49 @@
+// Host side of TMA: the driver's cuTensorMapEncodeTiled (looked up once
+// through the runtime, so the plugin does not link libcuda) and one encoder
+// of the 128-byte-swizzled 16-bit tensor maps the sm_90a kernels load and
+// store through.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/status.hpp"
+#include "tops/tops.h"
+
+namespace tops::cuda {
+
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+        void* f = nullptr;
+        cudaDriverEntryPointQueryResult q{};
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess) {
+            (void)cudaGetLastError();
+            return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+        }
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }();
+    return fn;
+}
+
+// A rank-`rank` f16 / bf16 tensor (dims innermost first, unit innermost
+// stride, strides[i] in bytes for dim i + 1) -> tensor map of `box` boxes,
+// 128-byte swizzled; `what` names the caller in the error.
+inline Status encode_tensor_map_sw128(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int rank,
+                                      const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                      const char* what) {
+    constexpr int kMaxRank = 5;
+    const cuuint32_t elem_strides[kMaxRank] = {1, 1, 1, 1, 1};
+    const CUresult r = tensor_map_encoder()(
+        map, dtype == TOPS_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        cuuint32_t(rank), const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt(what, ": cuTensorMapEncodeTiled failed (", int(r), ")"));
+    return Status::ok();
+}
+
+}  // namespace tops::cuda
