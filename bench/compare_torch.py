@@ -8,6 +8,7 @@ call alone between two CUDA events with L2 flushed before it (cold cache, as
 triton's do_bench does), median over --reps calls after --warmup calls; the
 tops side and each PyTorch baseline alternate in --rounds rounds and the
 figure is the median of the round medians (clock drift hits all alike).
+GEMM cases alternate call by call instead (Timer.interleaved).
 
 Figures: memory-bound families (softmax, transpose, norm, reduce, eltwise,
 pad) report GB/s and % of the copy ceiling, a 512 MiB f32 device-to-device
@@ -57,9 +58,20 @@ DEFAULT_TOL = 1e-2
 class Timer:
     """Median of per-call CUDA-event times with L2 flushed before each call."""
 
-    def __init__(self, reps, warmup):
+    def __init__(self, reps, warmup, flush_mode="write"):
         self.reps, self.warmup = reps, warmup
-        self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.flush_buf = torch.zeros(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.flush_sum = torch.zeros(1, dtype=torch.int64, device="cuda")
+        self.flush_mode = flush_mode
+
+    def flush(self):
+        """Evicts L2: "write" zeroes FLUSH_BYTES (L2 is left holding dirty lines,
+        which the timed call then writes back as it evicts them); "read" sums
+        them (L2 is left clean)."""
+        if self.flush_mode == "read":
+            torch.sum(self.flush_buf.view(torch.int64), dim=0, keepdim=True, out=self.flush_sum)
+        else:
+            self.flush_buf.zero_()
 
     def __call__(self, fn):
         # fn.context (optional): a factory of a context manager held around all calls
@@ -71,13 +83,38 @@ class Timer:
             start = torch.cuda.Event(enable_timing=True)
             stop = torch.cuda.Event(enable_timing=True)
             for _ in range(self.reps):
-                self.flush.zero_()
+                self.flush()
                 start.record()
                 fn()
                 stop.record()
                 stop.synchronize()
                 times.append(start.elapsed_time(stop))
         return statistics.median(times)
+
+    def interleaved(self, fns, reps):
+        """{name: median ms} of fns {name: fn} timed call by call in turn (the
+        first in turn rotates), so a drift of the card's speed hits every side
+        alike; each call alone between two events after an L2 flush."""
+        names = list(fns)
+        times = {name: [] for name in names}
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        for name in names:
+            with getattr(fns[name], "context", contextlib.nullcontext)():
+                for _ in range(self.warmup):
+                    fns[name]()
+        for rep in range(reps):
+            for k in range(len(names)):
+                name = names[(rep + k) % len(names)]
+                fn = fns[name]
+                with getattr(fn, "context", contextlib.nullcontext)():
+                    self.flush()
+                    start.record()
+                    fn()
+                    stop.record()
+                    stop.synchronize()
+                times[name].append(start.elapsed_time(stop))
+        return {name: statistics.median(t) for name, t in times.items()}
 
 
 def copy_ceiling(timer):
@@ -138,8 +175,9 @@ class Bench:
         self.table.header(name, kind)
 
     def compare(self, family, case, op, dtype, shape, run, out, ref, baselines, nbytes=None, flops=None,
-                bytes_note="bytes read + written", rounds=None, extra=None):
-        """Checks tops (run, writing out) against ref(), then times it and each baseline {name: fn}."""
+                bytes_note="bytes read + written", rounds=None, extra=None, interleave=False):
+        """Checks tops (run, writing out) against ref(), then times it and each baseline {name: fn}:
+        in alternating rounds of --reps calls, or with interleave call by call (rounds * --reps each)."""
         out.fill_(float("nan"))
         run()
         want = ref()
@@ -155,13 +193,20 @@ class Bench:
                 usable[name] = fn
             except RuntimeError as e:  # e.g. no kernel of that backend for this shape / dtype
                 print("  %s: %s unavailable: %s" % (case, name, str(e).splitlines()[0][:100]))
-        tops_rounds, base_rounds = [], {name: [] for name in usable}
-        for k in range(rounds or self.rounds):
-            order = [("tops", run)] + list(usable.items())
-            for name, fn in (order if k % 2 == 0 else order[::-1]):
-                (tops_rounds if name == "tops" else base_rounds[name]).append(self.timer(fn))
-        tops_ms = statistics.median(tops_rounds)
-        base_ms = {name: (statistics.median(base_rounds[name]) if name in usable else None) for name in baselines}
+        if interleave:
+            ms = self.timer.interleaved(dict([("tops", run)] + list(usable.items())),
+                                        (rounds or self.rounds) * self.timer.reps)
+            tops_ms = ms["tops"]
+            base_ms = {name: ms.get(name) for name in baselines}
+        else:
+            tops_rounds, base_rounds = [], {name: [] for name in usable}
+            for k in range(rounds or self.rounds):
+                order = [("tops", run)] + list(usable.items())
+                for name, fn in (order if k % 2 == 0 else order[::-1]):
+                    (tops_rounds if name == "tops" else base_rounds[name]).append(self.timer(fn))
+            tops_ms = statistics.median(tops_rounds)
+            base_ms = {name: (statistics.median(base_rounds[name]) if name in usable else None)
+                       for name in baselines}
         primary = next(iter(baselines))
         torch_ms = base_ms[primary]
         r = {"family": family, "case": case, "op": op, "dtype": dtype, "shape": list(shape), "kernel": run.kernel,
@@ -353,13 +398,14 @@ def eltwise_family(b):
 # ------------------------------------------------------------------ gemm
 GEMM_SHAPES = ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 3072, 768), (4096, 768, 3072),
                (16384, 4096, 4096))
-# Alternating tops / torch rounds per GEMM case (median of the round medians
-# on each side). Where both run the same cuBLAS kernel (checked with
-# torch.profiler for TF32 4096^3 and 4096x3072x768, f16 4096x768x3072 on an
-# H100: equal device times), 3 rounds still gave ratios of 0.947-1.044: the
-# card's speed moves between rounds (torch's own TF32 4096^3 median went
-# 0.351-0.387 ms across runs). 7 rounds narrow that, not away (f16 4096^3,
-# one kernel on both sides: 0.966x in one 7-round run, 0.998x in the next).
+# GEMM cases time tops and torch call by call in turn (Timer.interleaved),
+# GEMM_ROUNDS * --reps calls each. Where both run the same cuBLAS kernel
+# (checked with torch.profiler for TF32 4096^3 and 4096x3072x768, f16
+# 4096x768x3072 on an H100: equal device times), alternating rounds of 30
+# calls still gave ratios of 0.947-1.044 with 3 rounds and 0.966-0.998 with
+# 7: the card's speed moves between rounds (torch's own TF32 4096^3 median
+# went 0.351-0.387 ms across runs), and a round of 30 long GEMMs is long
+# enough to catch a different speed than the next one.
 GEMM_ROUNDS = 7
 
 
@@ -393,7 +439,7 @@ def gemm_family(b):
             fn = lambda: F.gelu(F.linear(x, w, bias), approximate=approximate)  # noqa: E731
             base = {"F.gelu(F.linear)": fn}
         b.compare("gemm", case, "gemm_" + op, dt_name, (m, n, k), run, d, fn, base, flops=2.0 * m * n * k,
-                  rounds=max(b.rounds, GEMM_ROUNDS))
+                  rounds=max(b.rounds, GEMM_ROUNDS), interleave=True)
         torch.cuda.empty_cache()
     torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -615,6 +661,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="alternating tops/baseline rounds (gemm: at least 3)")
     ap.add_argument("--json")
     ap.add_argument("--check", action="store_true", help="run the fp64 feature matrices instead of timing")
+    ap.add_argument("--flush", choices=("write", "read"), default="write",
+                    help="how L2 is evicted before each timed call (Timer.flush)")
     a = ap.parse_args()
 
     fams = a.only.split(",") if a.only else list(FAMILIES)
@@ -625,7 +673,7 @@ def main():
     tops = Tops(a.lib)
     if a.check:
         return 1 if run_checks(tops, [f for f in fams if f in CHECKS]) else 0
-    timer = Timer(a.reps, a.warmup)
+    timer = Timer(a.reps, a.warmup, a.flush)
     dev = torch.cuda.get_device_properties(0)
     print("device: %s (%d SMs), torch %s, cuDNN %s" %
           (dev.name, dev.multi_processor_count, torch.__version__, torch.backends.cudnn.version()))
@@ -639,7 +687,8 @@ def main():
                        "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(), "copy_gbs": b.copy_gbs,
                        "command": " ".join(sys.argv),
                        "timing": "median of %d cold-L2 CUDA-event times after %d warm-up, %d+ alternating rounds"
-                                 % (a.reps, a.warmup, a.rounds), "results": b.results}, fh, indent=1)
+                                 ", L2 flush by %s" % (a.reps, a.warmup, a.rounds, a.flush),
+                       "results": b.results}, fh, indent=1)
     bad = [r["case"] for r in b.results if not r["rel_err"] < r["tol"]]
     if bad:
         print("MISMATCH vs torch:", ", ".join(bad))
