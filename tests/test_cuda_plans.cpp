@@ -240,6 +240,37 @@ TEST_F(CudaPlans, DenseAttentionTakesHopperKernelOnSm90) {
     }
 }
 
+// A 3x3 stride-1 NHWC f16 / bf16 convolution takes the Hopper implicit GEMM
+// on sm_90; stride 2 and NCHW keep the mma.sync kernel.
+TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
+    cudaDeviceProp prop{};
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
+        for (int variant = 0; variant < 3; ++variant) {
+            const bool nhwc = variant != 2;
+            const int64_t stride = variant == 1 ? 2 : 1;
+            const int64_t out = stride == 1 ? 28 : 14;
+            const int64_t x_nhwc[4] = {2, 28, 28, 64}, w_krsc[4] = {128, 3, 3, 64}, y_nhwc[4] = {2, out, out, 128};
+            const int64_t x_nchw[4] = {2, 64, 28, 28}, w_kcrs[4] = {128, 64, 3, 3}, y_nchw[4] = {2, 128, out, out};
+            tops_conv2d_desc_t d = tops_conv2d_desc_default();
+            d.layout = nhwc ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
+            d.filter_layout = nhwc ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
+            TOPS_OK(tops_tensor_desc_init(&d.x, dt, 4, nhwc ? x_nhwc : x_nchw, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&d.w, dt, 4, nhwc ? w_krsc : w_kcrs, nullptr));
+            TOPS_OK(tops_tensor_desc_init(&d.y, dt, 4, nhwc ? y_nhwc : y_nchw, nullptr));
+            d.stride_h = d.stride_w = stride;
+            d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+            tops_op_t op = nullptr;
+            TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
+            ops_.push_back(op);
+            const std::string name = tops_op_kernel_name(op);
+            const bool hopper = name.find("sm90_tma_wgmma") != std::string::npos;
+            EXPECT_EQ(hopper, sm90 && variant == 0) << "dtype " << int(dt) << " variant " << variant << ": " << name;
+        }
+    }
+}
+
 #endif
 
 }  // namespace

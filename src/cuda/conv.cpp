@@ -118,6 +118,9 @@ public:
         p.bias = bias_ ? args.in(TOPS_ARG_BIAS) : nullptr;
         p.residual = residual_ ? args.in(TOPS_ARG_RESIDUAL) : nullptr;
         if (path_ == Path::depthwise) return launch_conv_depthwise(p, dtype_, stream);
+        if (path_ == Path::igemm && sm90_ && conv_sm90_pointers_ok(p.x, p.w, p.y)) {
+            return launch_conv_sm90(sm90q_, p.x, p.w, p.y, p.bias, sm_count_, stream);
+        }
         if (path_ == Path::igemm) {
             ConvKernelParams ip = ikp_;
             ip.x = p.x;
@@ -164,6 +167,9 @@ private:
     SimtConfig simt_cfg_ = SimtConfig::k128x128;
     bool vec_out_strides_ = false;
     bool bias_ = false, residual_ = false;
+    bool sm90_ = false;  // the Hopper kernel, when the pointers allow (else the tensor-core path below)
+    ConvSm90Problem sm90q_;
+    int sm_count_ = 0;
     std::string name_, why_;
 };
 
@@ -269,6 +275,11 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     }
     name_ = fmt("conv2d_", dt, "_igemm_nhwc_", igemm_config_name(igemm_cfg_), "_mma16816",
                 repack_x_ || repack_w_ ? "_repack" : "");
+    const std::string sm90_why = std::getenv("TOPS_CONV_IGEMM_CONFIG")
+                                     ? std::string("TOPS_CONV_IGEMM_CONFIG forces the mma.sync tiles")
+                                     : conv_sm90_plan(kp_, dtype_, residual_, dev, &sm90q_);
+    sm90_ = sm90_why.empty();
+    sm_count_ = dev.sm_count;
     why_ = fmt("tensor-core implicit GEMM M=", m, " N=", kp_.k, " K=", int64_t(kp_.r) * kp_.s * kp_.c, " groups ",
                kp_.groups, ", tile ", igemm_config_name(igemm_cfg_), " (", cfg_why, "), epilogue ",
                vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "scalar (y strides)",
@@ -276,6 +287,14 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);
+    if (sm90_) {
+        why_ = fmt("Hopper TMA + wgmma implicit GEMM, pixel box ", sm90q_.bn, "x", sm90q_.bp, "x", sm90q_.bq, ", ",
+                   sm90q_.block_n, " channels per tile, ", sm90q_.tiles, " tiles; x/w/y pointers TMA cannot take run: ",
+                   name_, " (", why_, ")");
+        name_ = conv_sm90_kernel_name(sm90q_);
+    } else {
+        why_ += fmt("; Hopper kernel not used: ", sm90_why);
+    }
     return Status::ok();
 }
 

@@ -1,4 +1,5 @@
 // The CUDA Conv2d kernels' shared parameter struct and launchers.
+//   conv_sm90.cu       Hopper implicit GEMM (TMA + wgmma; NHWC f16/bf16, stride 1)
 //   conv_igemm.cu      tensor-core implicit GEMM (NHWC f16/bf16, channels % 8 == 0)
 //   conv_simt.cu       f32-FMA implicit GEMM for every other layout and dtype
 //   conv_depthwise.cu  direct depthwise kernel (groups == input channels)
@@ -8,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "common/backend.hpp"
 #include "cuda/common/cuda_status.hpp"
@@ -68,6 +70,32 @@ struct ConvRepackParams {
     int64_t cpad = 0;
 };
 Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream);
+
+// The Hopper implicit GEMM (conv_sm90.cu): f16 / bf16, groups 1, stride and
+// dilation 1, channels-last x, KRSC w and y with unit channel strides and
+// 16-byte strides otherwise, channel counts multiples of 8, act none or
+// relu, no residual. Strides as in ConvKernelParams.
+struct ConvSm90Problem {
+    tops_dtype_t dtype = TOPS_DTYPE_INVALID;
+    Activation act = Activation::none;
+    int n = 0, h = 0, w = 0, c = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
+    int64_t xs[4] = {}, ws[4] = {}, ys[4] = {};
+    int64_t bias_stride = 0;
+    float alpha = 1.0f;
+    int bq = 0, bp = 0, bn = 0;  // a tile's 128 output pixels: bn images x bp rows x bq columns
+    int block_n = 0;             // a tile's output channels (64 or 128)
+    int tiles = 0;
+};
+// Fills `out` and returns "" when the kernel takes the problem on `dev`
+// (its shared-memory opt-in is then set), else why not. TOPS_CONV_SM90=0
+// turns it off.
+std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool residual, const DeviceInfo& dev,
+                           ConvSm90Problem* out);
+const char* conv_sm90_kernel_name(const ConvSm90Problem& q);
+// Whether the execute-time pointers meet TMA's 16-byte alignment.
+bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y);
+Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
+                        int sm_count, cudaStream_t stream);
 
 enum class SimtConfig { k128x128, k64x64, count };
 const char* simt_config_name(SimtConfig c);

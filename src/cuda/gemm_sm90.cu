@@ -7,19 +7,9 @@
 // 10 us of 50 at 4096x3072x768 f16 on an H100). Here the activation is
 // applied to the f32 accumulators before the one store.
 //
-// Strategy (Hopper's own GEMM path, so the product itself keeps pace with
-// cuBLASLt): a persistent grid of one CTA per SM walks output tiles
-// (BLOCK_M, BLOCK_N). One producer thread issues TMA loads of
-// 128-byte-swizzled (BLOCK_M, 64) A and (BLOCK_N, 64) B^T tiles into a ring
-// of stages guarded by mbarriers ("full": bytes landed, "empty": consumers
-// done). Two consumer warpgroups each run wgmma m64n256k16 on their 64 rows,
-// one k16 slice at a time, keeping one stage's wgmmas in flight while they
-// wait for the next. After its main loop each warp writes act(alpha * acc +
-// bias) of its 16 rows, 64 columns at a time, into swizzled staging boxes
-// that TMA stores to D, and goes on to its next tile; the producer has run
-// ahead into it meanwhile. The two warpgroups never wait for each other
-// outside the stage ring, so one's epilogue can overlap the other's main loop
-// (dropping a per-tile barrier of both measured 1.2 us of 42).
+// Strategy: the shared Hopper main loop and epilogue (gemm_sm90_kernel.cuh)
+// on 128x256x64 tiles, A and B^T loaded as (rows, 64) boxes of 3-D tensor
+// maps (batch, rows, K) and D stored as (16, 64) boxes of (batch, M, N).
 // Edges: TMA fills rows and columns past M, N and K with zeros on load and
 // writes nothing past M or N on store (N must be a multiple of 8: at a row's
 // end the store writes whole 16-byte units).
@@ -30,277 +20,59 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cuda/common/activation.cuh"
-#include "cuda/common/device.cuh"
-#include "cuda/common/sm90.cuh"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/gemm.hpp"
-#include "cuda/vec_convert.cuh"
+#include "cuda/gemm_sm90_kernel.cuh"
 
 namespace tops::cuda {
 namespace {
 
-constexpr int kWarpgroupThreads = 128;
-
-// 128x256x64, 4 stages. 256 columns is the widest wgmma (the fewest shared-
-// memory bytes per FLOP: A and B^T tiles of 48 KiB feed 4.2 MFLOP); two
-// consumer warpgroups of 64 rows hold 128 f32 accumulators per thread. The
-// loads are latency-bound: at 4096x3072x768 f16 on an H100, without the
-// activation, 2 stages take 43.9 us, 3 stages 34.2 us, no loads at all
-// 29.6 us; so the output is staged 64 columns at a time through two 8 KiB
-// boxes per warpgroup, which leaves room for a fourth stage.
-struct GemmSm90Tile {
-    static constexpr int kBlockM = 128;
-    static constexpr int kBlockN = 256;
-    static constexpr int kBlockK = 64;
-    static constexpr int kStages = 4;
-    static constexpr int kConsumers = 2;
-    static constexpr int kThreads = kWarpgroupThreads * (kConsumers + 1);
-    // setmaxnreg budgets: the producer needs few registers, the consumers'
-    // accumulators many (40 * 128 + 232 * 256 <= 65536).
-    static constexpr int kProducerRegs = 40;
-    static constexpr int kConsumerRegs = 232;
-    static constexpr int kWgmmaM = 64, kWgmmaN = 256, kWgmmaK = 16;
-    static constexpr int kAcc = kWgmmaM * kWgmmaN / kWarpgroupThreads;  // f32 accumulators per thread
-    static constexpr int kElemBytes = 2;
-    static constexpr int kStageBytesA = kBlockM * kBlockK * kElemBytes;
-    static constexpr int kStageBytesB = kBlockN * kBlockK * kElemBytes;
-    static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
-    static constexpr int kSmemAlign = int(sm90::kSwizzleAtomBytes);
-    // Output staging: per consumer warpgroup kOutBoxes boxes of (64, 64)
-    // 128-byte-swizzled values, filled and written out by TMA in turn,
-    // kStoreRounds times per tile; each warp stores its own 16 rows, so the
-    // rounds need no warpgroup barrier.
-    static constexpr int kOutBoxCols = int(sm90::kSwizzleRowBytes) / kElemBytes;
-    static constexpr int kOutBoxBytes = kWgmmaM * kOutBoxCols * kElemBytes;
-    static constexpr int kOutBoxes = 2;
-    static constexpr int kWarpRows = 16;  // rows of a box per warp: one TMA store box
-    static constexpr int kWarpRowBytes = kWarpRows * int(sm90::kSwizzleRowBytes);
-    static constexpr int kStoreRounds = kBlockN / kOutBoxCols;
-    static constexpr int kOutBytes = kOutBoxes * kOutBoxBytes;                 // per consumer warpgroup
-    static constexpr int kBiasBytes = kConsumers * kBlockN * kElemBytes;      // one tile's bias per warpgroup
-    static constexpr int kSmemBytes = kStages * kStageBytes + kConsumers * kOutBytes + kBiasBytes +
-                                      2 * kStages * int(sizeof(uint64_t)) + kSmemAlign;
-
-    static_assert(kBlockM == kConsumers * kWgmmaM, "one wgmma row block per consumer warpgroup");
-    static_assert(kBlockN == kWgmmaN, "one wgmma covers the tile's columns");
-    static_assert(kBlockN % kWarpgroupThreads == 0, "whole bias columns per consumer thread");
-    static_assert(kAcc == 128, "a m64n256 wgmma holds 128 accumulators per thread");
-    static_assert(kBlockK * kElemBytes == int(sm90::kSwizzleRowBytes), "a K block is one swizzle row");
-    static_assert(kBlockK % kWgmmaK == 0, "whole k16 slices per stage");
-    static_assert(kStageBytesA % kSmemAlign == 0 && kStageBytesB % kSmemAlign == 0, "stages keep atom alignment");
-    static_assert((kWgmmaM * kBlockK * kElemBytes) % kSmemAlign == 0, "a consumer's rows start on an atom");
-    static_assert(kOutBoxBytes % kSmemAlign == 0, "staging boxes keep atom alignment");
-    static_assert(kStoreRounds * kOutBoxCols == kBlockN, "whole boxes per tile");
-    static_assert(kWarpRows * (kWarpgroupThreads / 32) == kWgmmaM && kWarpRowBytes % kSmemAlign == 0,
-                  "a warp's rows are whole swizzle atoms");
-    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
-    static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumers * kWarpgroupThreads <= 65536,
-                  "register file");
-};
+using GemmSm90Tile = sm90gemm::Tile<256>;
 
 struct GemmSm90Params {  // 64-byte aligned by its tensor maps
     CUtensorMap tmap_a;  // (batch or 1, M, K), K innermost
     CUtensorMap tmap_b;  // (batch or 1, N, K), K innermost
     CUtensorMap tmap_d;  // (batch, M, N), N innermost
-    const void* bias;    // (N) or nullptr
-    int64_t bias_stride;
-    float alpha;
+    sm90gemm::Epilogue epi;  // bias (N) or nullptr, alpha, cols = N
     int m, n, k, batch;
     int tiles_m, tiles_n;
     int a_batched, b_batched;  // 0: the operand is shared by every batch entry
 };
 
+// The GEMM as the shared kernel's Op: tile t -> (batch, M block, N block).
+struct GemmOp {
+    using Params = GemmSm90Params;
+    struct Coord {
+        int b, m0, col0;
+    };
 #if TOPS_SM90A
-constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
-
-struct TileCoord {
-    int b, m0, n0;
-};
-
-__device__ __forceinline__ TileCoord tile_coord(const GemmSm90Params& p, int tile) {
-    const int per_batch = p.tiles_m * p.tiles_n;
-    const int b = tile / per_batch;
-    const int r = tile - b * per_batch;
-    const int tm = r / p.tiles_n;
-    return TileCoord{b, tm * GemmSm90Tile::kBlockM, (r - tm * p.tiles_n) * GemmSm90Tile::kBlockN};
-}
-
-__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
-    if (++stage == GemmSm90Tile::kStages) {
-        stage = 0;
-        phase ^= 1u;
+    static __device__ __forceinline__ int tiles(const Params& p) { return p.tiles_m * p.tiles_n * p.batch; }
+    static __device__ __forceinline__ int k_blocks(const Params& p) {
+        return (p.k + GemmSm90Tile::kBlockK - 1) / GemmSm90Tile::kBlockK;
     }
-}
-
-// Consumer epilogue, store round `round`: act(alpha * acc + bias) of this
-// thread's fragment of columns [64 round, 64 round + 64) of its warp's 16
-// rows into the warp's part `box` of a staging box ((16, 64), 128-byte
-// swizzled: 16-byte chunk j of row r sits at chunk j ^ (r % 8), so the 8
-// rows of one store hit 8 distinct chunks). bias_s holds the tile's BLOCK_N
-// bias values.
-template <class T, Activation ACT>
-__device__ __forceinline__ void stage_tile(const GemmSm90Params& p, const float (&acc)[GemmSm90Tile::kAcc], uint32_t box,
-                                           const T* bias_s, int lane, int round) {
-    using Tile = GemmSm90Tile;
-    using Pair = typename PairTraits<T>::Pair;
-    constexpr int kChunks = Tile::kOutBoxCols / 8;  // 8-column (16-byte) chunks per round: one swizzle row
-    const int quad = lane % 4, row8 = lane / 4;  // row8 == row % 8 for every row this thread holds
-#pragma unroll
-    for (int cc = 0; cc < kChunks; ++cc) {
-        const int c = round * kChunks + cc;  // chunk of the fragment
-        const float2 b = PairTraits<T>::to_float2(*reinterpret_cast<const Pair*>(bias_s + 8 * c + 2 * quad));
-        const uint32_t chunk = uint32_t((cc ^ row8) * 16 + 4 * quad);
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = row8 + 8 * h;  // of this warp's 16 rows
-            float v0 = fmaf(p.alpha, acc[4 * c + 2 * h], b.x);
-            float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1], b.y);
-            activate_pair<ACT, T>(v0, v1);
-            const Pair v = PairTraits<T>::from_float2(v0, v1);
-            uint32_t bits;
-            memcpy(&bits, &v, sizeof(bits));
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(box + uint32_t(row) * sm90::kSwizzleRowBytes + chunk),
-                         "r"(bits));
-        }
+    static __device__ __forceinline__ Coord coord(const Params& p, int tile) {
+        const int per_batch = p.tiles_m * p.tiles_n;
+        const int b = tile / per_batch;
+        const int r = tile - b * per_batch;
+        const int tm = r / p.tiles_n;
+        return Coord{b, tm * GemmSm90Tile::kBlockM, (r - tm * p.tiles_n) * GemmSm90Tile::kBlockN};
     }
-}
-
-// Named barrier of one consumer warpgroup (id 0 is __syncthreads). The two
-// consumer warpgroups never wait for each other outside the stage ring, so
-// one's epilogue can overlap the other's main loop (1.2 us of 42 at
-// 4096x3072x768 f16 against a barrier of both per tile).
-constexpr int kWarpgroupBarrier0 = 1;
-__device__ __forceinline__ void warpgroup_sync(int cw) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(kWarpgroupBarrier0 + cw), "n"(kWarpgroupThreads) : "memory");
-}
-
-#endif  // TOPS_SM90A
-
-template <class T, Activation ACT>
-__global__ void __launch_bounds__(GemmSm90Tile::kThreads, 1)
-    gemm_sm90_tma_wgmma_128x256x64_kernel(const __grid_constant__ GemmSm90Params p) {
-#if TOPS_SM90A
-    using Tile = GemmSm90Tile;
-    extern __shared__ uint8_t smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw);
-    const uint32_t base = (raw + Tile::kSmemAlign - 1) / Tile::kSmemAlign * Tile::kSmemAlign;
-    const uint32_t sa = base;                                     // (kStages, BLOCK_M, BLOCK_K) swizzled
-    const uint32_t sb = sa + Tile::kStages * Tile::kStageBytesA;  // (kStages, BLOCK_N, BLOCK_K) swizzled
-    const uint32_t sout = sb + Tile::kStages * Tile::kStageBytesB;   // (kConsumers, kOutBoxes, 64, 64) swizzled
-    const uint32_t sbias = sout + Tile::kConsumers * Tile::kOutBytes;  // (kConsumers, BLOCK_N)
-    const uint32_t full = sbias + Tile::kBiasBytes;
-    const uint32_t empty = full + Tile::kStages * sizeof(uint64_t);
-    auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
-
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < Tile::kStages; ++s) {
-            sm90::mbar_init(bar(full, s), 1);
-            sm90::mbar_init(bar(empty, s), Tile::kConsumers * kWarpsPerWarpgroup);
-        }
-        sm90::mbar_fence_init();
-    }
-    __syncthreads();
-
-    const int k_blocks = (p.k + Tile::kBlockK - 1) / Tile::kBlockK;
-    const int tiles = p.tiles_m * p.tiles_n * p.batch;
-    const int wg = threadIdx.x / kWarpgroupThreads;
-    const int tid = threadIdx.x % kWarpgroupThreads;
-    int stage = 0;
-    uint32_t phase = 0;
-
-    if (wg == 0) {  // producer
-        sm90::warpgroup_reg_dealloc<Tile::kProducerRegs>();
-        if (tid != 0) return;
+    static __device__ __forceinline__ void prefetch(const Params& p) {
         sm90::tma_prefetch_desc(&p.tmap_a);
         sm90::tma_prefetch_desc(&p.tmap_b);
         sm90::tma_prefetch_desc(&p.tmap_d);
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            const TileCoord tc = tile_coord(p, tile);
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
-                sm90::mbar_arrive_expect_tx(bar(full, stage), Tile::kStageBytes);
-                sm90::tma_load_3d(sa + stage * Tile::kStageBytesA, &p.tmap_a, bar(full, stage), kb * Tile::kBlockK,
-                                  tc.m0, p.a_batched ? tc.b : 0);
-                sm90::tma_load_3d(sb + stage * Tile::kStageBytesB, &p.tmap_b, bar(full, stage), kb * Tile::kBlockK,
-                                  tc.n0, p.b_batched ? tc.b : 0);
-                next_stage(stage, phase);
-            }
-        }
-        return;
     }
-
-    // consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each tile
-    sm90::warpgroup_reg_alloc<Tile::kConsumerRegs>();
-    const int cw = wg - 1;
-    const int warp = tid / 32, lane = tid % 32;
-    const uint32_t a_rows = uint32_t(cw * Tile::kWgmmaM * Tile::kBlockK * Tile::kElemBytes);
-    constexpr uint32_t kSliceBytes = Tile::kWgmmaK * Tile::kElemBytes;  // one k16 slice inside a swizzle row
-    const T* bias = static_cast<const T*>(p.bias);
-    T* bias_s = reinterpret_cast<T*>(smem_raw + (sbias - raw));
-    float acc[Tile::kAcc];  // (64, BLOCK_N) per warpgroup, wgmma fragment order
-    T* tile_bias = bias_s + cw * Tile::kBlockN;
-    constexpr int kBiasPerThread = Tile::kBlockN / kWarpgroupThreads;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const TileCoord tc = tile_coord(p, tile);
-        // The tile's bias, columns tid + 128 j: loaded now, parked in shared
-        // memory after the main loop, so the load latency hides there.
-        T bias_v[kBiasPerThread];
-#pragma unroll
-        for (int j = 0; j < kBiasPerThread; ++j) {
-            const int bcol = tc.n0 + tid + j * kWarpgroupThreads;
-            bias_v[j] = bias && bcol < p.n ? bias[int64_t(bcol) * p.bias_stride] : ElemTraits<T>::from_float(0.0f);
-        }
-        int prev = -1;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-            sm90::mbar_wait(bar(full, stage), phase);
-            sm90::wgmma_fence_operands(acc);
-            sm90::wgmma_fence();
-            const uint32_t a0 = sa + stage * Tile::kStageBytesA + a_rows;
-            const uint32_t b0 = sb + stage * Tile::kStageBytesB;
-#pragma unroll
-            for (int kk = 0; kk < Tile::kBlockK / Tile::kWgmmaK; ++kk) {
-                sm90::wgmma_ss<T, Tile::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
-                                          sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
-            }
-            sm90::wgmma_commit();
-            // The previous stage's wgmmas are done once at most this one is in flight.
-            sm90::wgmma_wait<1>();
-            sm90::wgmma_fence_operands(acc);
-            if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-            prev = stage;
-            next_stage(stage, phase);
-        }
-        sm90::wgmma_wait<0>();
-        sm90::wgmma_fence_operands(acc);
-        if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-        // The bias: replaced once every warp is past the previous tile's
-        // epilogue, read once every warp wrote its part.
-        warpgroup_sync(cw);
-#pragma unroll
-        for (int j = 0; j < kBiasPerThread; ++j) tile_bias[tid + j * kWarpgroupThreads] = bias_v[j];
-        warpgroup_sync(cw);
-        const uint32_t out = sout + uint32_t(cw * Tile::kOutBytes) + uint32_t(warp * Tile::kWarpRowBytes);
-#pragma unroll
-        for (int round = 0; round < Tile::kStoreRounds; ++round) {
-            // This warp's rows of box round % 2 are free once its store of two
-            // rounds ago read them (the last round's may still be reading).
-            if (lane == 0) sm90::bulk_wait_read<Tile::kOutBoxes - 1>();
-            __syncwarp();
-            const uint32_t box = out + uint32_t((round % Tile::kOutBoxes) * Tile::kOutBoxBytes);
-            stage_tile<T, ACT>(p, acc, box, tile_bias, lane, round);
-            sm90::fence_async_smem();
-            __syncwarp();
-            if (lane == 0) {
-                sm90::tma_store_3d(&p.tmap_d, box, tc.n0 + round * Tile::kOutBoxCols,
-                                   tc.m0 + cw * Tile::kWgmmaM + warp * Tile::kWarpRows, tc.b);
-                sm90::bulk_commit();
-            }
-        }
+    static __device__ __forceinline__ void load(const Params& p, const Coord& c, int kb, uint32_t sa, uint32_t sb,
+                                                uint32_t bar) {
+        sm90::tma_load_3d(sa, &p.tmap_a, bar, kb * GemmSm90Tile::kBlockK, c.m0, p.a_batched ? c.b : 0);
+        sm90::tma_load_3d(sb, &p.tmap_b, bar, kb * GemmSm90Tile::kBlockK, c.col0, p.b_batched ? c.b : 0);
     }
-    if (lane == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
+    // A warp's 16 rows starting at tile row `row`, columns [col, col + 64).
+    static __device__ __forceinline__ void store(const Params& p, const Coord& c, int row, int col, uint32_t src) {
+        sm90::tma_store_3d(&p.tmap_d, src, c.col0 + col, c.m0 + row, c.b);
+    }
 #endif
-}
+};
 
 using GemmSm90Kernel = void (*)(GemmSm90Params);
 
@@ -310,11 +82,11 @@ GemmSm90Kernel kernel_for(tops_dtype_t dtype, Activation act) {
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
     switch (act) {
         case Activation::gelu_erf:
-            return f16 ? gemm_sm90_tma_wgmma_128x256x64_kernel<__half, Activation::gelu_erf>
-                       : gemm_sm90_tma_wgmma_128x256x64_kernel<__nv_bfloat16, Activation::gelu_erf>;
+            return f16 ? sm90gemm::kernel<__half, Activation::gelu_erf, GemmOp, GemmSm90Tile::kBlockN>
+                       : sm90gemm::kernel<__nv_bfloat16, Activation::gelu_erf, GemmOp, GemmSm90Tile::kBlockN>;
         case Activation::silu:
-            return f16 ? gemm_sm90_tma_wgmma_128x256x64_kernel<__half, Activation::silu>
-                       : gemm_sm90_tma_wgmma_128x256x64_kernel<__nv_bfloat16, Activation::silu>;
+            return f16 ? sm90gemm::kernel<__half, Activation::silu, GemmOp, GemmSm90Tile::kBlockN>
+                       : sm90gemm::kernel<__nv_bfloat16, Activation::silu, GemmOp, GemmSm90Tile::kBlockN>;
         default: return nullptr;
     }
 }
@@ -418,9 +190,10 @@ Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, 
                                        GemmSm90Tile::kBlockN));
     TOPS_RETURN_IF_ERROR(encode_matrix(&p.tmap_d, q.dtype, d, q.m, q.n, q.ldd, q.d_batch_stride, q.batch,
                                        GemmSm90Tile::kWarpRows));
-    p.bias = bias;
-    p.bias_stride = q.bias_stride;
-    p.alpha = q.alpha;
+    p.epi.bias = bias;
+    p.epi.bias_stride = q.bias_stride;
+    p.epi.alpha = q.alpha;
+    p.epi.cols = int(q.n);
     p.m = int(q.m);
     p.n = int(q.n);
     p.k = int(q.k);

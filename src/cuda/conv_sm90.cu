@@ -1,0 +1,270 @@
+// NHWC convolution as an implicit GEMM for Hopper (sm_90a): the shared TMA +
+// wgmma main loop of gemm_sm90_kernel.cuh with the A operand gathered by TMA
+// straight from x, no im2col and no gather arithmetic in the kernel.
+//
+// Why: the mma.sync implicit GEMM (conv_igemm.cu) spends its issue slots on
+// address and mask arithmetic for the gather and reaches 0.41-0.55x of
+// cuDNN's Hopper kernels on the 3x3 ResNet layers.
+//
+// Strategy: a tile of 128 output pixels is a box of (bn images, bp rows, bq
+// columns) of y; for stride 1 and dilation 1 the input pixels that filter
+// tap (r, s) needs for it are the same box of x moved by (r - pad_h,
+// s - pad_w), and a 4-D TMA load of x as (C, W, H, N) at those coordinates
+// lands them in shared memory as the (128, 64) K-major A tile the main loop
+// expects (64 channels per K block; taps past the image edge, negative
+// coordinates included, arrive as zeros: that is the padding). The filter
+// is B^T, (K, R*S, C) loaded as (BLOCK_N, 64) boxes of tap (r, s). Each warp
+// stores its 16 output pixels through a 4-D map of y, which drops pixels
+// past P, Q or N. K block kb = (r * S + s) * ceil(C / 64) + c block.
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+#include "cuda/common/tensor_map.hpp"
+#include "cuda/conv.hpp"
+#include "cuda/gemm_sm90_kernel.cuh"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kBlockK = sm90gemm::Tile<64>::kBlockK;
+constexpr int kStoreRows = sm90gemm::Tile<64>::kWarpRows;  // pixels one warp stores
+constexpr int kTilePixels = sm90gemm::Tile<64>::kBlockM;
+
+struct ConvSm90Params {     // 64-byte aligned by its tensor maps
+    CUtensorMap tmap_x;     // (C, W, H, N), C innermost; box (64, bq, bp, bn)
+    CUtensorMap tmap_w;     // (C, R*S, K); box (64, 1, BLOCK_N)
+    CUtensorMap tmap_y;     // (K, Q, P, N); box (64, min(bq, 16), 16 / min(bq, 16), 1)
+    sm90gemm::Epilogue epi;  // bias (K) or nullptr, alpha, cols = K
+    int c_blocks, s, rs, pad_h, pad_w;
+    int bq, bp, bn, block_n;
+    int tiles_q, tiles_p, tiles_n, tiles_k;
+};
+
+struct ConvOp {
+    using Params = ConvSm90Params;
+    struct Coord {
+        int n0, p0, q0, col0;
+    };
+#if TOPS_SM90A
+    static __device__ __forceinline__ int tiles(const Params& p) {
+        return p.tiles_q * p.tiles_p * p.tiles_n * p.tiles_k;
+    }
+    static __device__ __forceinline__ int k_blocks(const Params& p) { return p.rs * p.c_blocks; }
+    // Pixel tiles fastest: neighbouring CTAs share the filter tile in L2.
+    static __device__ __forceinline__ Coord coord(const Params& p, int tile) {
+        const int tq = tile % p.tiles_q;
+        int t = tile / p.tiles_q;
+        const int tp = t % p.tiles_p;
+        t /= p.tiles_p;
+        const int tn = t % p.tiles_n;
+        const int tk = t / p.tiles_n;
+        return Coord{tn * p.bn, tp * p.bp, tq * p.bq, tk * p.block_n};
+    }
+    static __device__ __forceinline__ void prefetch(const Params& p) {
+        sm90::tma_prefetch_desc(&p.tmap_x);
+        sm90::tma_prefetch_desc(&p.tmap_w);
+        sm90::tma_prefetch_desc(&p.tmap_y);
+    }
+    static __device__ __forceinline__ void load(const Params& p, const Coord& c, int kb, uint32_t sa, uint32_t sb,
+                                                uint32_t bar) {
+        const int cb = kb % p.c_blocks;
+        const int tap = kb / p.c_blocks;
+        const int r = tap / p.s;
+        const int s = tap - r * p.s;
+        sm90::tma_load_4d(sa, &p.tmap_x, bar, cb * kBlockK, c.q0 - p.pad_w + s, c.p0 - p.pad_h + r, c.n0);
+        sm90::tma_load_3d(sb, &p.tmap_w, bar, cb * kBlockK, tap, c.col0);
+    }
+    // A warp's 16 pixels starting at tile pixel `row` (pixels in box order:
+    // column fastest, then row, then image), channels [col, col + 64).
+    static __device__ __forceinline__ void store(const Params& p, const Coord& c, int row, int col, uint32_t src) {
+        const int slab = p.bq * p.bp;
+        const int nn = row / slab;
+        const int rem = row - nn * slab;
+        const int pp = rem / p.bq;
+        sm90::tma_store_4d(&p.tmap_y, src, c.col0 + col, c.q0 + (rem - pp * p.bq), c.p0 + pp, c.n0 + nn);
+    }
+#endif
+};
+
+using ConvSm90Kernel = void (*)(ConvSm90Params);
+
+template <class T, int BLOCK_N>
+ConvSm90Kernel kernel_of(Activation act) {
+    switch (act) {
+        case Activation::none: return sm90gemm::kernel<T, Activation::none, ConvOp, BLOCK_N>;
+        case Activation::relu: return sm90gemm::kernel<T, Activation::relu, ConvOp, BLOCK_N>;
+        default: return nullptr;
+    }
+}
+
+// The one dispatch point: dtype x output-channel tile x activation (the
+// epilogues ResNet-style layers use; others take conv_igemm).
+ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, Activation act) {
+    const bool f16 = dtype == TOPS_DTYPE_F16;
+    if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
+    if (block_n == 64) return f16 ? kernel_of<__half, 64>(act) : kernel_of<__nv_bfloat16, 64>(act);
+    if (block_n == 128) return f16 ? kernel_of<__half, 128>(act) : kernel_of<__nv_bfloat16, 128>(act);
+    return nullptr;
+}
+
+int smem_bytes_for(int block_n) {
+    return block_n == 64 ? sm90gemm::Tile<64>::kSmemBytes : sm90gemm::Tile<128>::kSmemBytes;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The 4 tensor maps' element strides must be multiples of 16 bytes.
+constexpr int64_t kStrideElems = 16 / 2;
+
+bool strides_ok(const int64_t (&st)[4]) {
+    for (int i = 0; i < 4; ++i) {
+        if (i != 1 && (st[i] <= 0 || st[i] % kStrideElems != 0)) return false;
+    }
+    return st[1] == 1;
+}
+
+// (C, W, H, N) element strides of a canonical (N, C, H, W) tensor, dims of
+// one element given a packed stride (any value TMA takes will do there).
+void whn_strides(const int64_t (&st)[4], const int64_t (&dims)[4], cuuint64_t (&out)[3]) {
+    const int order[3] = {3, 2, 0};  // w, h, n
+    int64_t packed = dims[1];
+    for (int i = 0; i < 3; ++i) {
+        const int d = order[i];
+        out[i] = cuuint64_t(dims[d] <= 1 ? packed : st[d]) * 2u;
+        packed = (dims[d] <= 1 ? packed : st[d]) * dims[d];
+    }
+}
+
+Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const void* y, ConvSm90Params* k) {
+    const int64_t xd[4] = {q.n, q.c, q.h, q.w}, yd[4] = {q.n, q.k, q.p, q.q};
+    cuuint64_t xs[3], ys[3];
+    whn_strides(q.xs, xd, xs);
+    whn_strides(q.ys, yd, ys);
+    const cuuint64_t x_dims[4] = {cuuint64_t(q.c), cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n)};
+    const cuuint32_t x_box[4] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn)};
+    TOPS_RETURN_IF_ERROR(encode_tensor_map_sw128(&k->tmap_x, q.dtype, x, 4, x_dims, xs, x_box, "conv2d sm90 x"));
+    const int64_t taps = int64_t(q.r) * q.s;
+    const cuuint64_t w_dims[3] = {cuuint64_t(q.c), cuuint64_t(taps), cuuint64_t(q.k)};
+    // Tap (r, s) = r * S + s: one run of stride ws[3] (or ws[2] when S is 1).
+    const int64_t tap_stride = q.s > 1 ? q.ws[3] : q.r > 1 ? q.ws[2] : q.c;
+    const cuuint64_t w_st[2] = {cuuint64_t(tap_stride) * 2u, cuuint64_t(q.ws[0]) * 2u};
+    const cuuint32_t w_box[3] = {cuuint32_t(kBlockK), 1, cuuint32_t(q.block_n)};
+    TOPS_RETURN_IF_ERROR(encode_tensor_map_sw128(&k->tmap_w, q.dtype, w, 3, w_dims, w_st, w_box, "conv2d sm90 w"));
+    const int store_q = q.bq < kStoreRows ? q.bq : kStoreRows;
+    const cuuint64_t y_dims[4] = {cuuint64_t(q.k), cuuint64_t(q.q), cuuint64_t(q.p), cuuint64_t(q.n)};
+    const cuuint32_t y_box[4] = {cuuint32_t(kBlockK), cuuint32_t(store_q), cuuint32_t(kStoreRows / store_q), 1};
+    return encode_tensor_map_sw128(&k->tmap_y, q.dtype, y, 4, y_dims, ys, y_box, "conv2d sm90 y");
+}
+
+}  // namespace
+
+const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
+    const bool f16 = q.dtype == TOPS_DTYPE_F16;
+    if (q.block_n == 64) return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x64x64" : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x64x64";
+    return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x128x64" : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x128x64";
+}
+
+std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool residual, const DeviceInfo& dev,
+                           ConvSm90Problem* out) {
+    const char* env = std::getenv("TOPS_CONV_SM90");
+    if (env && env[0] == '0') return "TOPS_CONV_SM90=0";
+    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "not f16 / bf16";
+    if (kp.groups != 1) return "grouped";
+    if (kp.stride_h != 1 || kp.stride_w != 1 || kp.dil_h != 1 || kp.dil_w != 1) return "stride or dilation above 1";
+    if (residual) return "residual";
+    if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
+    if (kp.c % kStrideElems != 0 || kp.k % kStrideElems != 0) return "channels not a multiple of 8";
+    if (!strides_ok(kp.xs) || !strides_ok(kp.ws) || !strides_ok(kp.ys)) return "x, w or y not channels-last with 16-byte strides";
+    if (kp.s > 1 && kp.r > 1 && kp.ws[2] != int64_t(kp.s) * kp.ws[3]) return "filter taps not one strided run";
+    ConvSm90Problem q;
+    q.dtype = dtype;
+    q.act = kp.act;
+    q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.c = kp.c, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
+    q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
+    for (int i = 0; i < 4; ++i) {
+        q.xs[i] = kp.xs[i];
+        q.ws[i] = kp.ws[i];
+        q.ys[i] = kp.ys[i];
+    }
+    q.bias_stride = kp.bias_stride;
+    q.alpha = kp.alpha;
+    // Pixel box (bq columns, bp rows, bn images) of 128 pixels: the one that
+    // pads the output least (first listed on a tie). 7x7 outputs take two
+    // 8x8 images, 14x14 one 16x8 box, 28x28 and 56x56 32x4 boxes.
+    const int boxes[][3] = {{32, 4, 1}, {16, 8, 1}, {8, 16, 1}, {8, 8, 2}};
+    int64_t best = -1;
+    for (const auto& b : boxes) {
+        const int64_t padded = ceil_div(q.q, b[0]) * ceil_div(q.p, b[1]) * ceil_div(q.n, b[2]);
+        if (best < 0 || padded < best) {
+            best = padded;
+            q.bq = b[0], q.bp = b[1], q.bn = b[2];
+        }
+    }
+    const int64_t pixel_tiles = best;
+    // 128 output channels per tile when K allows and the tiles still fill
+    // nine tenths of the SMs; else 64 (twice the tiles). A 64-wide wgmma
+    // reads 32 KiB of shared memory per MFLOP against 24 for 128 (each
+    // warpgroup reads its A rows and all of B). H100, f16 N32: 28x28 K128
+    // at 128 wide (224 tiles) 317 TFLOP/s; 14x14 K256 at 64 wide (256
+    // tiles) 230; 7x7 K512 at 64 wide (128 tiles) 239.
+    constexpr int64_t kWaveTenths = 9;
+    q.block_n = q.k % 128 == 0 && pixel_tiles * (q.k / 128) * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
+    const int64_t tiles = pixel_tiles * ceil_div(q.k, q.block_n);
+    if (tiles > INT_MAX) return "too many tiles";
+    q.tiles = int(tiles);
+    const ConvSm90Kernel kernel = kernel_for(dtype, q.block_n, q.act);
+    if (!kernel) return "no kernel for this dtype / activation";
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "no sm_90a image";
+    }
+    if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n)) return "too little shared memory";
+    if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
+    alignas(16) static const unsigned char kStandIn[16] = {};
+    ConvSm90Params probe{};
+    if (!encode_all(q, kStandIn, kStandIn, kStandIn, &probe).is_ok()) return "strides TMA cannot express";
+    if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem_bytes_for(q.block_n)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "shared memory opt-in refused";
+    }
+    *out = q;
+    return std::string();
+}
+
+bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y) {
+    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    return al(x) && al(w) && al(y);
+}
+
+Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
+                        int sm_count, cudaStream_t stream) {
+    ConvSm90Params p{};
+    TOPS_RETURN_IF_ERROR(encode_all(q, x, w, y, &p));
+    p.epi.bias = bias;
+    p.epi.bias_stride = q.bias_stride;
+    p.epi.alpha = q.alpha;
+    p.epi.cols = q.k;
+    p.c_blocks = int(ceil_div(q.c, kBlockK));
+    p.s = q.s;
+    p.rs = q.r * q.s;
+    p.pad_h = q.pad_h;
+    p.pad_w = q.pad_w;
+    p.bq = q.bq, p.bp = q.bp, p.bn = q.bn, p.block_n = q.block_n;
+    p.tiles_q = int(ceil_div(q.q, q.bq));
+    p.tiles_p = int(ceil_div(q.p, q.bp));
+    p.tiles_n = int(ceil_div(q.n, q.bn));
+    p.tiles_k = int(ceil_div(q.k, q.block_n));
+    static_assert(sm90gemm::Tile<64>::kThreads == sm90gemm::Tile<128>::kThreads, "one block size");
+    static_assert(kTilePixels == 128, "pixel boxes hold 128 pixels");
+    const int grid = q.tiles < sm_count ? q.tiles : sm_count;
+    kernel_for(q.dtype, q.block_n, q.act)<<<grid, sm90gemm::Tile<64>::kThreads, smem_bytes_for(q.block_n), stream>>>(p);
+    return launch_status(conv_sm90_kernel_name(q));
+}
+
+}  // namespace tops::cuda
