@@ -155,7 +155,8 @@ std::vector<ConvCase> cases() {
         // the Hopper implicit GEMM's cases (NHWC stores): channels below, at
         // and past one 64-channel block, output channels clipped mid-tile,
         // every pixel box (32x4, 16x8, 8x16, two 8x8 images with an odd
-        // batch), asymmetric padding, a padded 1x1, more tiles than SMs
+        // batch), asymmetric padding, a padded 1x1, more tiles than SMs, and
+        // tiles of 128 output channels (on GPUs of up to 248 SMs)
         cc("sm90_c64_k64", 2, 64, 9, 11, 64).kernel(3, 3).pad_all(1),
         cc("sm90_c24_k40_two_images", 3, 24, 7, 7, 40).kernel(3, 3).pad_all(1).with_bias(),
         cc("sm90_c128_k136_5x3_asym", 1, 128, 6, 30, 136).kernel(5, 3).pad(2, 1, 0, 2).with_bias().activation(
@@ -164,6 +165,7 @@ std::vector<ConvCase> cases() {
         cc("sm90_c64_k128_28", 2, 64, 28, 28, 128).kernel(3, 3).pad_all(1).with_bias(),
         cc("sm90_box_8x16", 1, 32, 16, 8, 64).kernel(3, 3).pad_all(1),
         cc("sm90_many_tiles", 8, 16, 56, 56, 64).kernel(3, 3).pad_all(1).activation(TOPS_ACT_RELU),
+        cc("sm90_k256_128_wide", 4, 16, 56, 56, 256).kernel(3, 3).pad_all(1).with_bias(),  // 224 tiles of 128 channels
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),
         cc("c300_k_slabs", 1, 300, 5, 4, 20).kernel(3, 3).pad_all(1).with_residual(),
         cc("c600_pointwise", 1, 600, 3, 3, 24).with_bias(),
