@@ -42,16 +42,17 @@
 namespace tops::cuda::attn {
 namespace {
 
-constexpr int kWarpgroupThreads = 128;
-constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+using sm90::kWarpgroupThreads;
+using sm90::kWarpsPerWarpgroup;
+using sm90::next_stage;
 
 // 128 x 128 tiles for head dims 64 and 128: two consumer warpgroups of 64
 // rows (one m64 wgmma each); 128 keys make S 64 f32 registers per thread,
 // and with O (32 / 64) and P (32) that fits the consumers' 240 registers.
 // Stages: as many (BLOCK_N, HEAD_DIM) K + V pairs as shared memory holds
 // beside Q, up to 3 (d 128: 2 stages, 160 KiB). Measured with this tile on
-// an H100 (docs/performance.md): 1.06-1.40x FlashAttention-2's TFLOP/s at
-// d 64, 1.31-1.93x at d 128, over N = 512..16384; no other tile measured.
+// an H100 (docs/performance.md): 1.08-1.45x FlashAttention-2's TFLOP/s at
+// d 64, 1.27-2.14x at d 128, over N = 512..16384; no other tile measured.
 template <int kHeadDim_>
 struct AttnSm90Tile {
     static constexpr int kHeadDim = kHeadDim_;
@@ -110,17 +111,6 @@ struct AttnSm90Params {   // 64-byte aligned by its tensor maps
     float scale_log2;
     int64_t window_left, window_right;
 };
-
-#if TOPS_SM90A
-
-__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase, int stages) {
-    if (++stage == stages) {
-        stage = 0;
-        phase ^= 1u;
-    }
-}
-
-#endif  // TOPS_SM90A
 
 template <class T, int D>
 __global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
@@ -527,10 +517,7 @@ std::string sm90_unusable(const AttentionParams& ap, const FwdParams& p, const D
     return std::string();
 }
 
-bool sm90_pointers_ok(const FwdParams& p) {
-    auto al = [](const void* x) { return reinterpret_cast<uintptr_t>(x) % 16 == 0; };
-    return al(p.q) && al(p.k) && al(p.v) && al(p.o);
-}
+bool sm90_pointers_ok(const FwdParams& p) { return tma_aligned({p.q, p.k, p.v, p.o}); }
 
 Status launch_sm90(const FwdParams& p, tops_dtype_t dtype, int head_dim, cudaStream_t stream) {
     AttnSm90Params k{};

@@ -237,10 +237,7 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     return std::string();
 }
 
-bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y) {
-    auto al = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    return al(x) && al(w) && al(y);
-}
+bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y) { return tma_aligned({x, w, y}); }
 
 Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
                         int sm_count, cudaStream_t stream) {

@@ -177,8 +177,7 @@ std::string gemm_sm90_unusable(const GemmSm90Problem& q, const DeviceInfo& dev) 
 }
 
 bool gemm_sm90_pointers_ok(const void* a, const void* b, const void* d) {
-    return reinterpret_cast<uintptr_t>(a) % 16 == 0 && reinterpret_cast<uintptr_t>(b) % 16 == 0 &&
-           reinterpret_cast<uintptr_t>(d) % 16 == 0;
+    return tma_aligned({a, b, d});
 }
 
 Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, void* d, const void* bias,

@@ -35,8 +35,8 @@
 
 namespace tops::cuda::sm90gemm {
 
-constexpr int kWarpgroupThreads = 128;
-constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+using sm90::kWarpgroupThreads;
+using sm90::kWarpsPerWarpgroup;
 
 // 128 x BLOCK_N x 64, 4 stages. 256 columns is the widest wgmma (the fewest
 // shared-memory bytes per FLOP: A and B^T tiles of 48 KiB feed 4.2 MFLOP);
@@ -107,14 +107,6 @@ struct Epilogue {
 };
 
 #if TOPS_SM90A
-
-template <class Tl>
-__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase) {
-    if (++stage == Tl::kStages) {
-        stage = 0;
-        phase ^= 1u;
-    }
-}
 
 // Consumer epilogue, store round `round`: act(alpha * acc + bias) of this
 // thread's fragment of columns [64 round, 64 round + 64) of its warp's 16
@@ -197,7 +189,7 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
                 sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
                 sm90::mbar_arrive_expect_tx(bar(full, stage), Tl::kStageBytes);
                 Op::load(p, tc, kb, sa + stage * Tl::kStageBytesA, sb + stage * Tl::kStageBytesB, bar(full, stage));
-                next_stage<Tl>(stage, phase);
+                sm90::next_stage(stage, phase, Tl::kStages);
             }
         }
         return;
@@ -242,7 +234,7 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
             sm90::wgmma_fence_operands(acc);
             if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
             prev = stage;
-            next_stage<Tl>(stage, phase);
+            sm90::next_stage(stage, phase, Tl::kStages);
         }
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);

@@ -19,7 +19,19 @@
 
 namespace tops::cuda::sm90 {
 
+constexpr int kWarpgroupThreads = 128;
+constexpr int kWarpsPerWarpgroup = kWarpgroupThreads / 32;
+
 // --- mbarriers (shared::cta) ------------------------------------------------
+
+// Steps a ring of `stages` mbarrier-guarded stages: the wait parity flips
+// each time the ring wraps.
+__device__ __forceinline__ void next_stage(int& stage, uint32_t& phase, int stages) {
+    if (++stage == stages) {
+        stage = 0;
+        phase ^= 1u;
+    }
+}
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

@@ -9,11 +9,21 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "common/status.hpp"
 #include "tops/tops.h"
 
 namespace tops::cuda {
+
+// TMA takes global addresses aligned to 16 bytes.
+constexpr uintptr_t kTmaAddressAlign = 16;
+inline bool tma_aligned(std::initializer_list<const void*> ptrs) {
+    for (const void* p : ptrs) {
+        if (reinterpret_cast<uintptr_t>(p) % kTmaAddressAlign != 0) return false;
+    }
+    return true;
+}
 
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
