@@ -9,12 +9,14 @@
 // misaligned pointers and thread counts. Outputs are poisoned, so an
 // unwritten element is a NaN and fails. CapiGemm* checks every validation
 // rule of tops_gemm_create (status and a message naming the argument).
+// GemmAutotunePick* checks how the CUDA plan picks among timed algorithms.
 #include <cstdlib>
 #include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "cuda/gemm_autotune.hpp"
 #include "harness.hpp"
 #include "reference/gemm_ref.hpp"
 
@@ -521,6 +523,71 @@ TEST_F(CapiGemm, ExecuteArgumentsAndWorkspace) {
     ASSERT_EQ(tops_op_execute(ctx_.ctx, op_.op, args.data(), args.size(), ws.data(), ws_bytes), TOPS_SUCCESS)
         << tops_last_error();
     for (float x : d) EXPECT_EQ(x, 5.5f);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ autotune pick
+// The CUDA GEMM's choice among timed cuBLASLt candidates (src/cuda/gemm_autotune.hpp),
+// on scripted timings: no GPU needed.
+
+namespace {
+
+constexpr tops::cuda::AutotuneRules kRules{2, 10, 2, 20, 0.03f};
+
+// Candidate i takes round_ms[i] in the rounds and confirm_ms[i] when timed
+// against candidate 0; a negative time means it cannot run.
+struct Script {
+    std::vector<float> round_ms, confirm_ms;
+    int calls = 0;
+    int pick(float* ms) {
+        const int n = int(round_ms.size());
+        bool confirming = false;
+        int timed_in_rounds = 0;
+        auto run = [&](int i) { return round_ms[size_t(i)] >= 0; };
+        auto time_one = [&](int i, int, float* t) {
+            ++calls;
+            if (round_ms[size_t(i)] < 0) return false;
+            confirming = confirming || timed_in_rounds >= kRules.rounds * kRules.reps * n;
+            ++timed_in_rounds;
+            *t = confirming ? confirm_ms[size_t(i)] : round_ms[size_t(i)];
+            return true;
+        };
+        return tops::cuda::autotune_pick(n, kRules, run, time_one, ms);
+    }
+};
+
+TEST(GemmAutotunePick, KeepsTheHeuristicsPickUnlessBeatenByTheMargin) {
+    Script s{{1.00f, 0.98f, 1.20f}, {1.00f, 0.98f, 1.20f}};
+    float ms = 0.0f;
+    EXPECT_EQ(s.pick(&ms), 0);  // 2% faster is not enough
+    EXPECT_FLOAT_EQ(ms, 1.00f);
+}
+
+TEST(GemmAutotunePick, TakesAChallengerThatWinsTwice) {
+    Script s{{1.00f, 0.90f, 0.95f}, {1.00f, 0.90f, 0.95f}};
+    float ms = 0.0f;
+    EXPECT_EQ(s.pick(&ms), 1);
+    EXPECT_FLOAT_EQ(ms, 0.90f);
+    EXPECT_EQ(s.calls, kRules.rounds * kRules.reps * 3 + 2 * kRules.confirm_reps);
+}
+
+TEST(GemmAutotunePick, DropsAChallengerThatLosesCallByCall) {
+    Script s{{1.00f, 0.90f}, {1.00f, 1.05f}};  // won the rounds, slower side by side
+    float ms = 0.0f;
+    EXPECT_EQ(s.pick(&ms), 0);
+    EXPECT_FLOAT_EQ(ms, 1.00f);
+}
+
+TEST(GemmAutotunePick, SkipsCandidatesThatDoNotRun) {
+    Script s{{-1.0f, 0.80f, -1.0f}, {-1.0f, 0.80f, -1.0f}};  // the heuristic's pick fails: no confirmation
+    float ms = 0.0f;
+    EXPECT_EQ(s.pick(&ms), 1);
+    EXPECT_FLOAT_EQ(ms, 0.80f);
+    Script none{{-1.0f, -1.0f}, {-1.0f, -1.0f}};
+    ms = 7.0f;
+    EXPECT_EQ(none.pick(&ms), -1);
+    EXPECT_FLOAT_EQ(ms, 7.0f);  // untouched
 }
 
 }  // namespace

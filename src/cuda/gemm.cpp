@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "cuda/gemm.hpp"
+#include "cuda/gemm_autotune.hpp"
 #include "cuda/norm_reduce_eltwise.hpp"
 
 namespace tops::cuda {
@@ -54,11 +55,8 @@ constexpr size_t kWorkspaceAlign = 256;
 constexpr uint32_t kTierAlign[] = {256, 16, 0};  // 0: element-aligned
 constexpr int kTiers = 3;
 constexpr int kAutotuneCandidates = 8;
-constexpr int kAutotuneWarmup = 2;
-constexpr int kAutotuneReps = 10;
-constexpr int kAutotuneRounds = 2;
-constexpr float kAutotuneMinGain = 0.03f;
-constexpr int kAutotuneConfirmReps = 20;
+// warmup 2, median of 10 calls, best of 2 rounds, 20 calls each to confirm, 3% to win
+constexpr AutotuneRules kAutotune{2, 10, 2, 20, 0.03f};
 constexpr int kActThreads = 256;  // block size of launch_gemm_act_dense
 constexpr int kActWaves = 4;      // its grid: this many full waves, then grid-stride
 
@@ -639,54 +637,22 @@ Status GemmPlanCuda::autotune(const std::vector<cublasLtMatmulHeuristicResult_t>
         return ran && cudaEventSynchronize(ev[1]) == cudaSuccess &&
                cudaEventElapsedTime(t, ev[0], ev[1]) == cudaSuccess;
     };
-    auto median = [](std::vector<float> v) {
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
-    std::vector<float> ms(cands.size(), -1.0f);
-    for (int round = 0; round < kAutotuneRounds; ++round) {
-        for (size_t i = 0; i < cands.size(); ++i) {
-            if (round > 0 && ms[i] < 0) continue;
-            bool ok = true;
-            for (int w = 0; w < kAutotuneWarmup && ok; ++w) ok = run(cands[i]) == CUBLAS_STATUS_SUCCESS;
-            if (!ok) continue;
-            std::vector<float> reps(kAutotuneReps);
-            for (int r = 0; r < kAutotuneReps && ok; ++r) ok = time_one(cands[i], r, &reps[size_t(r)]);
-            if (!ok) {
-                ms[i] = -1.0f;
-                continue;
-            }
-            ms[i] = ms[i] < 0 ? median(reps) : std::min(ms[i], median(reps));
-        }
-    }
-    // The heuristic's first choice stays unless beaten by kAutotuneMinGain
+    // The heuristic's first choice stays unless beaten by 3% (kAutotune)
     // (TF32 4096^3 read 0.962-0.980x PyTorch with the fastest candidate taken
     // outright; with the heuristic's pick kept it runs PyTorch's kernel), and
-    // a challenger must win again timed call by call against it: candidates
-    // timed one after another see different clocks (a TF32 4096x3072x768
-    // pick that won here ran 8% slower than the heuristic's kernel after).
-    int pick = -1;
-    for (size_t i = 0; i < cands.size(); ++i) {
-        if (ms[i] >= 0 && (pick < 0 || ms[i] < ms[pick])) pick = int(i);
-    }
-    if (pick > 0 && ms[0] >= 0 && ms[pick] > ms[0] * (1.0f - kAutotuneMinGain)) pick = 0;
-    if (pick > 0 && ms[0] >= 0) {
-        std::vector<float> first(kAutotuneConfirmReps), challenger(kAutotuneConfirmReps);
-        bool ok = true;
-        for (int r = 0; r < kAutotuneConfirmReps && ok; ++r) {  // who runs first alternates
-            float *a = &first[size_t(r)], *b = &challenger[size_t(r)];
-            ok = r % 2 == 0 ? time_one(cands[0], r, a) && time_one(cands[size_t(pick)], r, b)
-                            : time_one(cands[size_t(pick)], r, b) && time_one(cands[0], r, a);
-        }
-        if (!ok || median(challenger) > median(first) * (1.0f - kAutotuneMinGain)) pick = 0;
-    }
+    // beaten again call by call (a TF32 4096x3072x768 pick that won the
+    // rounds ran 8% slower than the heuristic's kernel after).
+    float pick_ms = -1.0f;
+    const int pick = autotune_pick(
+        int(cands.size()), kAutotune, [&](int i) { return run(cands[size_t(i)]) == CUBLAS_STATUS_SUCCESS; },
+        [&](int i, int r, float* t) { return time_one(cands[size_t(i)], r, t); }, &pick_ms);
     cleanup();
     cudaGetLastError();
     if (pick >= 0) {
         best->valid = true;
         best->algo = cands[pick].algo;
         best->workspace = cands[pick].workspaceSize;
-        best->tuned_ms = ms[pick];
+        best->tuned_ms = pick_ms;
     }
     return Status::ok();
 }
