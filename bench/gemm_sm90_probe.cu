@@ -1,7 +1,7 @@
 // Times the fused Hopper GEMM kernel alone (src/cuda/gemm_sm90.cu, compiled
 // into this file): D = GELU_erf(A B^T + bias), f16, 4096x3072x768 by default
 // (the BERT FFN shape), launched back to back; prints the median time per
-// launch and the host cost of one launch call (two tensor-map encodings).
+// launch and the host cost of one launch call (three tensor-map encodings).
 // The development timings of docs/performance.md ("drv") came from the
 // driver this file was cleaned up from (this copy has been compiled, not yet
 // run); the acceptance figures come from bench/compare_torch.py.
@@ -48,10 +48,10 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
     DeviceInfo dev;
-    dev.cc_major = prop.major;
-    dev.cc_minor = prop.minor;
-    dev.sm_count = prop.multiProcessorCount;
-    dev.max_smem_per_block_optin = int(prop.sharedMemPerBlockOptin);
+    if (query_device_info(0, &dev) != cudaSuccess) {
+        std::printf("no CUDA device\n");
+        return 1;
+    }
     GemmSm90Problem q;
     q.dtype = TOPS_DTYPE_F16;
     q.act = tops::Activation::gelu_erf;

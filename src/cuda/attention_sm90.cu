@@ -2,9 +2,9 @@
 // shared memory and wgmma for both products, S = Q K^T and O += P V.
 //
 // Why: the mma.sync kernels (attention_kernel.cuh) run FlashAttention-2's
-// tiles at FlashAttention-2's speed, about half of the H100's f16 tensor
-// peak; their warps spend issue slots and registers on ldmatrix fragments of
-// K and V and on 16x8 mma tiles. A wgmma reads its shared-memory operands
+// tiles at FlashAttention-2's speed, 300-355 TFLOP/s at d 128 on an H100,
+// about a third of its f16 tensor peak; their warps spend issue slots and
+// registers on ldmatrix fragments of K and V and on 16x8 mma tiles. A wgmma reads its shared-memory operands
 // itself and computes a 64 x N block per warpgroup instruction, so the
 // consumer warps keep their issue slots for the softmax.
 //
@@ -67,8 +67,8 @@ struct AttnSm90Tile {
     // softmax runs while P V does; without, each product is waited for
     // before the softmax. H100, same run, two runs each, every anchor shape:
     // d 128 +1% to +15% with the overlap (N >= 1024: +5 to +15%); d 64 -1%
-    // to -9% (there P V is half as long and hides little of the softmax,
-    // while S waits behind it).
+    // to -9% (not profiled; likely because P V is half as long there and
+    // hides little of the softmax, while S waits behind it).
     static constexpr bool kOverlap = kHeadDim >= 128;
     static constexpr int kThreads = kWarpgroupThreads * (kConsumers + 1);
     // setmaxnreg budgets: 24 * 128 + 240 * 256 <= 65536.
@@ -416,27 +416,10 @@ int smem_bytes_for(int head_dim) {
     return head_dim == 64 ? AttnSm90Tile<64>::kSmemBytes : AttnSm90Tile<128>::kSmemBytes;
 }
 
-constexpr int64_t kStrideAlignElems = 16 / 2;  // TMA: 16-byte strides of 16-bit data
-
-// (seq, head, batch) element strides of one tensor as TMA strides: an extent-1
-// dim gets a harmless packed stride; false when a stride is not a multiple
-// of 16 bytes or a dim of several elements has stride 0.
-bool tma_strides(int64_t head_dim, const int64_t (&extent)[3], const int64_t (&stride)[3], cuuint64_t (&out)[3]) {
-    int64_t packed = head_dim;
-    for (int i = 0; i < 3; ++i) {
-        int64_t s = stride[i];
-        if (extent[i] <= 1) s = packed;
-        if (s <= 0 || s % kStrideAlignElems != 0) return false;
-        out[i] = cuuint64_t(s) * 2u;
-        packed = s * extent[i];
-    }
-    return true;
-}
-
 Status encode(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int head_dim, const int64_t (&extent)[3],
               const int64_t (&stride)[3], int box_rows) {
     cuuint64_t strides[3];
-    if (!tma_strides(head_dim, extent, stride, strides)) {
+    if (!tma_outer_strides_16bit(head_dim, 3, extent, stride, strides)) {
         return Status(TOPS_ERROR_NOT_SUPPORTED, "attention sm90: strides TMA cannot express");
     }
     const cuuint64_t dims[4] = {cuuint64_t(head_dim), cuuint64_t(extent[0]), cuuint64_t(extent[1]),
@@ -504,9 +487,8 @@ std::string sm90_unusable(const AttentionParams& ap, const FwdParams& p, const D
     // Encode once with an aligned stand-in address: strides the hardware
     // cannot take show here, at create time, not at execute.
     FwdParams probe = p;
-    alignas(16) static const unsigned char kStandIn[16] = {};
-    probe.q = probe.k = probe.v = kStandIn;
-    probe.o = const_cast<unsigned char*>(kStandIn);
+    probe.q = probe.k = probe.v = tma_stand_in_address();
+    probe.o = const_cast<void*>(tma_stand_in_address());
     AttnSm90Params k{};
     if (!encode_all(probe, dt, int(ap.head_dim), &k).is_ok()) return "strides TMA cannot express";
     if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,

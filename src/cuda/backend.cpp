@@ -114,25 +114,10 @@ Backend* create_backend(std::string* reason) {
     std::string best_cc;
     for (int i = 0; i < count; ++i) {
         DeviceInfo& d = devices[size_t(i)];
-        d.ordinal = i;
-        const struct {
-            cudaDeviceAttr attr;
-            int* value;
-        } attrs[] = {
-            {cudaDevAttrComputeCapabilityMajor, &d.cc_major},
-            {cudaDevAttrComputeCapabilityMinor, &d.cc_minor},
-            {cudaDevAttrMultiProcessorCount, &d.sm_count},
-            {cudaDevAttrMaxThreadsPerMultiProcessor, &d.max_threads_per_sm},
-            {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d.max_smem_per_block_optin},
-            {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &d.max_smem_per_sm},
-            {cudaDevAttrL2CacheSize, &d.l2_bytes},
-        };
-        for (const auto& a : attrs) {
-            const cudaError_t e = cudaDeviceGetAttribute(a.value, a.attr, i);
-            if (e != cudaSuccess) {
-                *reason = fmt("cudaDeviceGetAttribute on device ", i, " failed (", error_text(e), ")");
-                return nullptr;
-            }
+        const cudaError_t e = query_device_info(i, &d);
+        if (e != cudaSuccess) {
+            *reason = fmt("cudaDeviceGetAttribute on device ", i, " failed (", error_text(e), ")");
+            return nullptr;
         }
         if (d.cc_major >= kMinCcMajor) any_usable = true;
         if (best_cc.empty()) best_cc = fmt(d.cc_major, ".", d.cc_minor);

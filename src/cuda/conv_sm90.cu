@@ -126,23 +126,19 @@ bool strides_ok(const int64_t (&st)[4]) {
     return st[1] == 1;
 }
 
-// (C, W, H, N) element strides of a canonical (N, C, H, W) tensor, dims of
-// one element given a packed stride (any value TMA takes will do there).
-void whn_strides(const int64_t (&st)[4], const int64_t (&dims)[4], cuuint64_t (&out)[3]) {
-    const int order[3] = {3, 2, 0};  // w, h, n
-    int64_t packed = dims[1];
-    for (int i = 0; i < 3; ++i) {
-        const int d = order[i];
-        out[i] = cuuint64_t(dims[d] <= 1 ? packed : st[d]) * 2u;
-        packed = (dims[d] <= 1 ? packed : st[d]) * dims[d];
-    }
+// Byte strides of dims W, H, N of a channels-last canonical (N, C, H, W)
+// tensor (dims and strides in canonical order), as its 4-D tensor map takes them.
+bool whn_strides(const int64_t (&st)[4], const int64_t (&dims)[4], cuuint64_t (&out)[3]) {
+    const int64_t extent[3] = {dims[3], dims[2], dims[0]}, stride[3] = {st[3], st[2], st[0]};
+    return tma_outer_strides_16bit(dims[1], 3, extent, stride, out);
 }
 
 Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const void* y, ConvSm90Params* k) {
     const int64_t xd[4] = {q.n, q.c, q.h, q.w}, yd[4] = {q.n, q.k, q.p, q.q};
     cuuint64_t xs[3], ys[3];
-    whn_strides(q.xs, xd, xs);
-    whn_strides(q.ys, yd, ys);
+    if (!whn_strides(q.xs, xd, xs) || !whn_strides(q.ys, yd, ys)) {
+        return Status(TOPS_ERROR_NOT_SUPPORTED, "conv2d sm90: x or y strides TMA cannot express");
+    }
     const cuuint64_t x_dims[4] = {cuuint64_t(q.c), cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n)};
     const cuuint32_t x_box[4] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn)};
     TOPS_RETURN_IF_ERROR(encode_tensor_map_sw128(&k->tmap_x, q.dtype, x, 4, x_dims, xs, x_box, "conv2d sm90 x"));
@@ -206,11 +202,12 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     }
     const int64_t pixel_tiles = best;
     // 128 output channels per tile when K allows and the tiles still fill
-    // nine tenths of the SMs; else 64 (twice the tiles). A 64-wide wgmma
-    // reads 32 KiB of shared memory per MFLOP against 24 for 128 (each
-    // warpgroup reads its A rows and all of B). H100, f16 N32: 28x28 K128
-    // at 128 wide (224 tiles) 317 TFLOP/s; 14x14 K256 at 64 wide (256
-    // tiles) 230; 7x7 K512 at 64 wide (128 tiles) 239.
+    // nine tenths of the SMs; else 64 (twice the tiles). H100, f16 N32:
+    // 14x14 K256 ran 230 TFLOP/s at 64 wide (256 tiles) and 350 at 128 wide
+    // (128 tiles); 28x28 K128 at 128 wide (224 tiles) 315; 7x7 K512 at 64
+    // wide (128 tiles; 128 wide would leave half the SMs idle) 238. By count,
+    // a 64-wide wgmma reads 32 KiB of shared memory per MFLOP against 24 for
+    // 128 (each warpgroup reads its A rows and all of B), the likely reason.
     constexpr int64_t kWaveTenths = 9;
     q.block_n = q.k % 128 == 0 && pixel_tiles * (q.k / 128) * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
     const int64_t tiles = pixel_tiles * ceil_div(q.k, q.block_n);
@@ -225,9 +222,9 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     }
     if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n)) return "too little shared memory";
     if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
-    alignas(16) static const unsigned char kStandIn[16] = {};
+    const void* stand_in = tma_stand_in_address();
     ConvSm90Params probe{};
-    if (!encode_all(q, kStandIn, kStandIn, kStandIn, &probe).is_ok()) return "strides TMA cannot express";
+    if (!encode_all(q, stand_in, stand_in, stand_in, &probe).is_ok()) return "strides TMA cannot express";
     if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem_bytes_for(q.block_n)) != cudaSuccess) {
         (void)cudaGetLastError();

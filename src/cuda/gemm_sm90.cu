@@ -34,7 +34,7 @@ struct GemmSm90Params {  // 64-byte aligned by its tensor maps
     CUtensorMap tmap_b;  // (batch or 1, N, K), K innermost
     CUtensorMap tmap_d;  // (batch, M, N), N innermost
     sm90gemm::Epilogue epi;  // bias (N) or nullptr, alpha, cols = N
-    int m, n, k, batch;
+    int k, batch;
     int tiles_m, tiles_n;
     int a_batched, b_batched;  // 0: the operand is shared by every batch entry
 };
@@ -193,8 +193,6 @@ Status launch_gemm_sm90(const GemmSm90Problem& q, const void* a, const void* b, 
     p.epi.bias_stride = q.bias_stride;
     p.epi.alpha = q.alpha;
     p.epi.cols = int(q.n);
-    p.m = int(q.m);
-    p.n = int(q.n);
     p.k = int(q.k);
     p.batch = int(q.batch);
     p.tiles_m = int((q.m + GemmSm90Tile::kBlockM - 1) / GemmSm90Tile::kBlockM);

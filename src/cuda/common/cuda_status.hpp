@@ -20,6 +20,28 @@ struct DeviceInfo {
     int l2_bytes = 0;
 };
 
+// Fills `d` from the attributes of device `ordinal`.
+inline cudaError_t query_device_info(int ordinal, DeviceInfo* d) {
+    d->ordinal = ordinal;
+    const struct {
+        cudaDeviceAttr attr;
+        int* value;
+    } attrs[] = {
+        {cudaDevAttrComputeCapabilityMajor, &d->cc_major},
+        {cudaDevAttrComputeCapabilityMinor, &d->cc_minor},
+        {cudaDevAttrMultiProcessorCount, &d->sm_count},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, &d->max_threads_per_sm},
+        {cudaDevAttrMaxSharedMemoryPerBlockOptin, &d->max_smem_per_block_optin},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, &d->max_smem_per_sm},
+        {cudaDevAttrL2CacheSize, &d->l2_bytes},
+    };
+    for (const auto& a : attrs) {
+        const cudaError_t e = cudaDeviceGetAttribute(a.value, a.attr, ordinal);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
 inline Status cuda_status(cudaError_t err, const char* what, tops_status_t code = TOPS_ERROR_DEVICE) {
     if (err == cudaSuccess) return Status::ok();
     // Consume the runtime's record of a non-sticky error, so the next launch

@@ -25,6 +25,31 @@ inline bool tma_aligned(std::initializer_list<const void*> ptrs) {
     return true;
 }
 
+// A 16-byte aligned address that is never read: plans encode their tensor
+// maps with it at creation, so strides TMA cannot take show before execute.
+inline const void* tma_stand_in_address() {
+    alignas(kTmaAddressAlign) static const unsigned char stand_in[kTmaAddressAlign] = {};
+    return stand_in;
+}
+
+// Byte strides, for cuTensorMapEncodeTiled, of the n outer dims (extent[i],
+// element stride stride[i]) of a 16-bit tensor whose innermost dim of
+// inner_extent elements has unit stride. A dim of one element gets a packed
+// stride (its stride does not matter, and TMA needs one it can take); false
+// when a stride is not a positive multiple of 16 bytes.
+inline bool tma_outer_strides_16bit(int64_t inner_extent, int n, const int64_t* extent, const int64_t* stride,
+                                    cuuint64_t* out) {
+    constexpr int64_t kElemBytes = 2;
+    int64_t packed = inner_extent;
+    for (int i = 0; i < n; ++i) {
+        const int64_t s = extent[i] <= 1 ? packed : stride[i];
+        if (s <= 0 || (s * kElemBytes) % int64_t(kTmaAddressAlign) != 0) return false;
+        out[i] = cuuint64_t(s * kElemBytes);
+        packed = s * extent[i];
+    }
+    return true;
+}
+
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
         void* f = nullptr;
