@@ -539,7 +539,7 @@ TOPS_API tops_status_t tops_weighted_sum_create(tops_context_t ctx, const tops_w
  * CUDA: creating a large tensor-core GEMM (16-bit inputs or TF32, 2*M*N*K at
  * least 2^32 over the batch) times the library's top candidate algorithms
  * once per problem and process, on scratch memory it allocates and frees
- * (an estimated 15-160 ms, once); TOPS_GEMM_AUTOTUNE=0 turns this off, =1
+ * (an estimated 15-200 ms, once); TOPS_GEMM_AUTOTUNE=0 turns this off, =1
  * extends it to every GEMM.
  */
 typedef struct tops_gemm_desc {

@@ -218,8 +218,9 @@ std::map<std::string, AlgoChoice>& autotune_cache() {
 // =1 always, =0 never, by default for tensor-core problems (16-bit inputs or
 // TF32) from kAutotuneMinFlops up. There the heuristic's pick ran 12-25%
 // slower than the tuned one on an H100 (TF32 4096x768x3072, 16384x4096x4096,
-// f16 / bf16 4096x3072x768); 8 candidates x 2 rounds x 12 calls cost an
-// estimated (not timed) 15 ms at 4096x3072x768 f16, 160 ms at 16384x4096^2.
+// f16 / bf16 4096x3072x768); 8 candidates x 2 rounds x 12 calls (and 40 more
+// when a challenger is confirmed) cost an estimated (not timed) 15-20 ms at
+// 4096x3072x768 f16, 160-200 ms at 16384x4096^2.
 // Smaller problems keep the heuristic: compute-sanitizer's racecheck ends the
 // process while candidates are timed (a 1 GFLOP GEMM test case, CUDA 13.0).
 constexpr double kAutotuneMinFlops = double(int64_t(1) << 32);
