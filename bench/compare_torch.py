@@ -282,8 +282,11 @@ def transpose_family(b):
         x = torch.randn(shape, device="cuda", dtype=dt)
         y = torch.empty([shape[p] for p in perm], device="cuda", dtype=dt)
         fn = lambda: x.permute(perm).contiguous()  # noqa: E731
+        flat_x, flat_y = x.view(-1), y.view(-1)
+        same_bytes_copy = lambda: flat_y.copy_(flat_x)  # noqa: E731  # what a plain copy reaches at this size
         b.compare("transpose", case, "transpose", dname(dt), shape, b.tops.transpose(x, y, perm), y, fn,
-                  {"permute.contiguous": fn}, nbytes=2 * x.numel() * x.element_size(), extra={"perm": list(perm)})
+                  {"permute.contiguous": fn, "copy same bytes": same_bytes_copy},
+                  nbytes=2 * x.numel() * x.element_size(), extra={"perm": list(perm)})
 
 
 # ------------------------------------------------------------------ norm

@@ -242,6 +242,27 @@ TEST_F(CudaPlans, DenseAttentionTakesHopperKernelOnSm90) {
 
 // A 3x3 stride-1 NHWC f16 / bf16 convolution takes the Hopper implicit GEMM
 // on sm_90; stride 2 and NCHW keep the mma.sync kernel.
+// Transposes that keep rows of >= 64 bytes (16-byte multiples) take the TMA
+// kernel on compute capability 9.0 only; 18-byte rows keep the vector gather.
+TEST_F(CudaPlans, RowTransposeTakesTmaKernelOnSm90) {
+    cudaDeviceProp prop{};
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
+    for (const int64_t d : {int64_t(64), int64_t(9)}) {
+        const int64_t x_dims[4] = {2, 37, 4, d}, y_dims[4] = {2, 4, 37, d};
+        tops_transpose_desc_t desc = tops_transpose_desc_default();
+        TOPS_OK(tops_tensor_desc_init(&desc.x, TOPS_DTYPE_F16, 4, x_dims, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&desc.y, TOPS_DTYPE_F16, 4, y_dims, nullptr));
+        const int perm[4] = {0, 2, 1, 3};
+        for (int k = 0; k < 4; ++k) desc.perm[k] = perm[k];
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_transpose_create(ctx_, &desc, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        EXPECT_EQ(name.find("tma") != std::string::npos, sm90 && d == 64) << "head dim " << d << ": " << name;
+    }
+}
+
 TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
     cudaDeviceProp prop{};
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));

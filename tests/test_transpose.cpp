@@ -93,6 +93,17 @@ std::vector<TransposeCase> cases() {
         // next dim of x ([n][c][h][w][e] -> [n][e][h][w][c]): the tile
         // strategy's row groups. Power-of-two pitches; 8 MiB of f32 for the
         // non-temporal stores; odd sizes for edge rows, columns and groups.
+        // Rows kept whole ([B, S, H, D] -> [B, H, S, D] and kin): on sm_90
+        // the TMA kernel when rows are >= 64 bytes in 16-byte multiples.
+        // Edge tiles along S and H, rows longer than one 256-element box,
+        // 5-D, a 6-D case beyond tensor maps, and enough tiles (25 MiB of
+        // f16) that every CTA wraps its stage ring.
+        tc("bshd_edges", {3, 37, 5, 32}, {0, 2, 1, 3}),
+        tc("keep_last_rows_320", {3, 5, 7, 320}, {2, 0, 1, 3}),
+        tc("keep_last_5d", {2, 3, 5, 7, 64}, {3, 0, 2, 1, 4}),
+        tc("keep_last_6d", {2, 3, 2, 3, 2, 64}, {4, 2, 0, 3, 1, 5}),
+        tc("bshd_padded", {2, 37, 4, 64}, {0, 2, 1, 3}).x(Layout::Padded).y(Layout::Padded),
+        tc("bshd_bench_shape", {32, 512, 12, 64}, {0, 2, 1, 3}),
         tc("t5d_e8_groups", {2, 32, 4, 8, 8}, {0, 4, 2, 3, 1}),
         tc("t5d_e8_groups_large", {4, 32, 32, 64, 8}, {0, 4, 2, 3, 1}),
         tc("t5d_e4_groups_edges", {3, 20, 5, 7, 4}, {0, 4, 2, 3, 1}),

@@ -31,6 +31,7 @@
 #include "common/transpose_plan.hpp"
 #include "cuda/common/device.cuh"
 #include "cuda/ops.hpp"
+#include "cuda/transpose_sm90.hpp"
 
 namespace tops::cuda {
 namespace {
@@ -406,6 +407,9 @@ public:
     // Gather: one launch per vector width the strides allow (widest first).
     Launch gather[kNumGatherWidths];
     TransposeGatherParams gather_params[kNumGatherWidths];
+    // Gather on sm_90: the TMA kernel, when the pointers allow (else the vector gather above).
+    bool tma = false;
+    TransposeTmaProblem tma_problem;
     Launch launch;
     TransposeTileParams tile_params;
     TransposeStridedParams strided_params;
@@ -423,6 +427,9 @@ public:
         cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
         const Launch* l = &launch;
         cudaError_t err = cudaSuccess;
+        if (kind == Kind::kGather && tma && transpose_sm90_pointers_ok(x, y)) {
+            return launch_transpose_sm90(tma_problem, x, y, stream);
+        }
         if (kind == Kind::kGather) {
             int w = 0;
             while (w + 1 < kNumGatherWidths &&
@@ -454,6 +461,7 @@ public:
 
     const char* kernel_name() const override {
         if (empty) return "transpose_empty_cuda";
+        if (kind == Kind::kGather && tma) return transpose_sm90_kernel_name();
         if (kind == Kind::kGather) {
             for (const Launch& g : gather) {
                 if (g.kernel) return g.kernel->name;
@@ -590,6 +598,11 @@ Status plan_transpose(const TransposeParams& tp, const DeviceInfo& dev, PlanPtr*
     } else if (t.rank == 0 || t.inner_contiguous()) {
         plan->kind = Kind::kGather;
         TOPS_RETURN_IF_ERROR(plan_gather(t, dev, plan.get()));
+        const std::string tma_why = transpose_sm90_plan(t, dev, &plan->tma_problem);
+        plan->tma = tma_why.empty();
+        detail = plan->tma ? fmt("TMA tiles of ", plan->tma_problem.tile_bytes, " bytes, ", plan->tma_problem.tiles,
+                                 " tiles (pointers TMA cannot take run the vector gather)")
+                           : fmt("TMA kernel not used: ", tma_why);
     } else if (t.x_unit_dim() >= 0 && t.ys[t.last()] == 1) {
         plan->kind = Kind::kTiled;
         TOPS_RETURN_IF_ERROR(plan_tiled(t, t.x_unit_dim(), dev, plan.get(), &detail));
@@ -598,7 +611,7 @@ Status plan_transpose(const TransposeParams& tp, const DeviceInfo& dev, PlanPtr*
         TOPS_RETURN_IF_ERROR(plan_strided(t, dev, plan.get()));
     }
     const Launch& shown = plan->kind == Kind::kGather ? plan->gather[0] : plan->launch;
-    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail, " grid=", shown.grid);
+    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail, " grid=", plan->tma ? plan->tma_problem.grid : shown.grid);
     *out = std::move(plan);
     return Status::ok();
 }
