@@ -2,9 +2,11 @@
 # One-command GPU check (about 5-8 minutes on one H100):
 #   1. configure + build with the CUDA plugin (skipped with TOPS_PREBUILT=1
 #      when BUILD_DIR already holds a build),
-#   2. the whole ctest suite,
-#   3. the CUDA tests under compute-sanitizer memcheck, racecheck and synccheck
-#      (each tool's summary lines go to sanitizer-summary.txt and the JSON; the
+#   2. the whole ctest suite (the CPU half of each CPU ISA level side by side,
+#      the CUDA tests once),
+#   3. the CUDA tests under compute-sanitizer: memcheck over all of them,
+#      racecheck and synccheck side by side over TOPS_SANITIZER_FILTER (each
+#      tool's summary lines go to sanitizer-summary.txt and the JSON; the
 #      test over 2^31 elements is left out of them: it runs in step 2),
 #   4. bench/compare_torch.py --check (every family's feature matrix against fp64 PyTorch),
 #   5. tops-bench --suite cuda and bench/compare_torch.py (PyTorch on the same GPU).
@@ -17,6 +19,8 @@
 #        TOPS_PREBUILT=1   use BUILD_DIR as it is
 #        TOPS_CUDA_TEST_FILTER  gtest filter of the CUDA tests (default *cuda*:*Cuda*:*CUDA*)
 #        TOPS_SANITIZER_TIMEOUT seconds per compute-sanitizer tool (default 240)
+#        TOPS_SANITIZER_FILTER  gtest filter of racecheck and synccheck (default
+#                               *cuda_f16*:*Cuda*:*CUDA*: every kernel, one dtype)
 #        TOPS_GPU_CHECK_TORCH=0 stop after the sanitizers (no PyTorch steps 4 and 5)
 set -uo pipefail
 
@@ -31,6 +35,7 @@ build=${2:-$root/build-gpu}
 archs=${TOPS_CUDA_ARCHS:-90-real}
 filter=${TOPS_CUDA_TEST_FILTER:-*cuda*:*Cuda*:*CUDA*}
 san_filter="$filter:-SizeSafety.CudaOver2Pow31Elements"
+shared_filter="${TOPS_SANITIZER_FILTER:-*cuda_f16*:*Cuda*:*CUDA*}:-SizeSafety.CudaOver2Pow31Elements"
 san_limit=${TOPS_SANITIZER_TIMEOUT:-240}
 jobs=$(nproc 2>/dev/null || echo 4)
 steps=()
@@ -65,11 +70,35 @@ if [[ "${TOPS_PREBUILT:-0}" != 1 ]]; then
 fi
 
 tests="$build/tests/tops_tests"
-step ctest ctest.log 300 ctest --test-dir "$build" --output-on-failure
+# ctest runs the whole suite once per CPU ISA level; the CUDA half does not
+# depend on it and runs once (cuda-tests), so the three ISA levels run their
+# CPU half here, side by side (each with a third of the cores).
+step ctest ctest.log 300 ctest --test-dir "$build" --output-on-failure -E '^tops_tests\.(sse4|avx2|avx512)$'
+step cpu-tests ctest.log 300 env TESTS="$tests" FILTER="-Capi*:$filter" THREADS=$(((jobs + 2) / 3)) OUT="$out" \
+    bash -c 'for isa in sse4 avx2 avx512; do
+                 TOPS_CPU_ISA=$isa OMP_NUM_THREADS=$THREADS "$TESTS" "--gtest_filter=$FILTER" >"$OUT/cpu-$isa.log" 2>&1 &
+             done
+             rc=0; for j in $(jobs -p); do wait "$j" || rc=1; done
+             grep -H -E "^\[  (PASSED|FAILED)" "$OUT"/cpu-*.log; exit $rc'
 step cuda-tests ctest.log 120 "$tests" "--gtest_filter=$filter"
+# memcheck over every CUDA test; racecheck and synccheck (each several times
+# slower) over TOPS_SANITIZER_FILTER, side by side.
+step memcheck sanitizer-memcheck.log "$san_limit" compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$tests" "--gtest_filter=$san_filter"
+for tool in racecheck synccheck; do
+    timeout "$san_limit" compute-sanitizer --tool "$tool" --error-exitcode 1 "$tests" \
+        "--gtest_filter=$shared_filter" >"$out/sanitizer-$tool.log" 2>&1 &
+done
+t0=$SECONDS
+wait
+for tool in racecheck synccheck; do
+    rc=1
+    grep -qE '(RACECHECK SUMMARY: 0 hazards|ERROR SUMMARY: 0 errors)' "$out/sanitizer-$tool.log" &&
+        grep -q '^\[  PASSED  \]' "$out/sanitizer-$tool.log" && ! grep -q '^\[  FAILED  \]' "$out/sanitizer-$tool.log" && rc=0
+    steps+=("{\"step\":\"$tool\",\"rc\":$rc,\"seconds\":$((SECONDS - t0)),\"log\":\"sanitizer-$tool.log\"}")
+    echo "== $tool: rc=$rc ($((SECONDS - t0))s)" | tee -a "$out/sanitizer-$tool.log"
+done
 for tool in memcheck racecheck synccheck; do
-    step "$tool" "sanitizer-$tool.log" "$san_limit" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-        "$tests" "--gtest_filter=$san_filter"
     {
         echo "$tool: $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
         grep -E '(ERROR|RACECHECK|SYNCCHECK|MEMCHECK) SUMMARY' "$out/sanitizer-$tool.log" | sed "s/^/  /"
