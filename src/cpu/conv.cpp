@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/conv_gemm.hpp"
+#include "common/int_math.hpp"
 #include "common/status.hpp"
 #include "cpu/conv_kernels.hpp"
 #include "cpu/conv_stage.hpp"
@@ -49,8 +50,6 @@ constexpr int64_t kTasksPerThread = 4;               // enough tasks to even out
 constexpr int64_t kMaxColsBlock = 512;               // pixels of one packed im2col block
 
 size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 long l2_bytes() {
     const long v = sysconf(_SC_LEVEL2_CACHE_SIZE);

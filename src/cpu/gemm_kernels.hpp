@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/int_math.hpp"
 #include "common/params.hpp"
 #include "cpu/isa.hpp"
 
@@ -43,18 +44,17 @@ struct GemmGrid {
     int64_t rows = 0, cols = 0;  // largest rectangle
 };
 
-inline int64_t gemm_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile) {
-    const int64_t mslivers = gemm_ceil_div(m, tile.mr), nslivers = gemm_ceil_div(n, tile.nr);
+    const int64_t mslivers = ceil_div(m, tile.mr), nslivers = ceil_div(n, tile.nr);
     GemmGrid best;
     for (int tm = 1; tm <= threads; ++tm) {
         if (threads % tm != 0) continue;
         GemmGrid g;
         g.tm = tm;
         g.tn = threads / tm;
-        g.rows = gemm_ceil_div(mslivers, tm) * tile.mr;
-        g.cols = gemm_ceil_div(nslivers, g.tn) * tile.nr;
+        g.rows = ceil_div(mslivers, tm) * tile.mr;
+        g.cols = ceil_div(nslivers, g.tn) * tile.nr;
         // Areas in double: the dims of an empty problem (batch 0) are unbounded.
         const double area = double(g.rows) * double(g.cols), best_area = double(best.rows) * double(best.cols);
         const bool better = best.rows == 0 || area < best_area ||

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "common/int_math.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/conv.hpp"
 #include "cuda/gemm_sm90_kernel.cuh"
@@ -114,7 +115,6 @@ int smem_bytes_for(int block_n) {
     return block_n == 64 ? sm90gemm::Tile<64>::kSmemBytes : sm90gemm::Tile<128>::kSmemBytes;
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The 4 tensor maps' element strides must be multiples of 16 bytes.
 constexpr int64_t kStrideElems = 16 / 2;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "common/int_math.hpp"
 #include "cuda/common/sm90.cuh"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/transpose_sm90.hpp"
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kThreads) transpose_rows_tma_kernel(const __gr
 constexpr int kMaxSmemBytes = kStages * kMaxTileBytes;
 
 size_t smem_bytes(const TransposeTmaProblem& q) {
-    return size_t(kStages) * size_t((q.tile_bytes + kStageAlign - 1) / kStageAlign * kStageAlign);
+    return size_t(kStages) * size_t(round_up(q.tile_bytes, kStageAlign));
 }
 
 CUtensorMapDataType tma_type(int elem_size) {
@@ -212,7 +213,7 @@ std::string transpose_sm90_plan(const TransposeProblem& t, const DeviceInfo& dev
     }
     int64_t tiles = 1;
     for (int i = 0; i < kTmaMaxRank; ++i) {
-        q.tile_count[i] = int((q.dims[i] + q.box[i] - 1) / q.box[i]);
+        q.tile_count[i] = int(ceil_div(q.dims[i], q.box[i]));
         tiles *= q.tile_count[i];
     }
     if (tiles > INT_MAX) return "too many tiles";

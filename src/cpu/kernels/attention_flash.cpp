@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/int_math.hpp"
 #include "cpu/attention_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/vec_convert.hpp"
@@ -98,7 +99,6 @@ TOPS_ATTN_INLINE VecF exp2_nonpositive(VecF x) {
     return xsimd::select(flush, VecF(0.0f), p * xsimd::bitwise_cast<VecF>(bits));
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int32_t clamp_i32(int64_t v) {
     return int32_t(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
@@ -416,7 +416,7 @@ void run_item(const AttentionArgs& a, const Scratch& s, int64_t b, int64_t h, in
 template <tops_dtype_t DT>
 template <class A>
 void AttentionFlashKernel<DT>::operator()(A, AttentionArgs a) const {
-    const int64_t q_tiles = TOPS_ISA_NS::ceil_div(a.seqlen_q, TOPS_ISA_NS::kBq);
+    const int64_t q_tiles = ceil_div(a.seqlen_q, TOPS_ISA_NS::kBq);
     const int64_t items = a.batch * a.heads * q_tiles;
     if (items == 0) return;
     const int threads = int(std::max<int64_t>(1, std::min<int64_t>(a.threads, items)));

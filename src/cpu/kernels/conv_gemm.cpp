@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/int_math.hpp"
 #include "cpu/conv_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/activation_simd.hpp"
@@ -152,7 +153,6 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
     }
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Window origin of output pixel m of image n in xp, group g's channels.
 const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/int_math.hpp"
 #include "cpu/gemm_kernels.hpp"
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/activation_simd.hpp"
@@ -256,8 +257,6 @@ void store_tile_scalar(const float (&tmp)[kMr][kNr], const TileDest<OUT>& t, int
 
 // ------------------------------------------------------------------ driver
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // [begin, end) of part `i` of `parts` when `len` is cut in whole units.
 struct Range {

@@ -1,0 +1,15 @@
+// Integer helpers shared by the planners and kernels of both backends
+// (plain host C++17).
+#pragma once
+
+#include <cstdint>
+
+namespace tops {
+
+// Blocks of `b` needed for `a` items (a >= 0, b > 0).
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// `a` rounded up to a multiple of `b`.
+constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+}  // namespace tops
