@@ -44,7 +44,6 @@ struct GemmGrid {
     int64_t rows = 0, cols = 0;  // largest rectangle
 };
 
-
 inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile) {
     const int64_t mslivers = ceil_div(m, tile.mr), nslivers = ceil_div(n, tile.nr);
     GemmGrid best;

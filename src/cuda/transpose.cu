@@ -611,7 +611,8 @@ Status plan_transpose(const TransposeParams& tp, const DeviceInfo& dev, PlanPtr*
         TOPS_RETURN_IF_ERROR(plan_strided(t, dev, plan.get()));
     }
     const Launch& shown = plan->kind == Kind::kGather ? plan->gather[0] : plan->launch;
-    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail, " grid=", plan->tma ? plan->tma_problem.grid : shown.grid);
+    const int grid = plan->tma ? plan->tma_problem.grid : shown.grid;
+    plan->why = fmt("canonical dims:xs/ys (", shape, ") ", detail, " grid=", grid);
     *out = std::move(plan);
     return Status::ok();
 }

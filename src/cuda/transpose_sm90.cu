@@ -110,7 +110,6 @@ __global__ void __launch_bounds__(kThreads) transpose_rows_tma_kernel(const __gr
 #endif
 }
 
-
 constexpr int kMaxSmemBytes = kStages * kMaxTileBytes;
 
 size_t smem_bytes(const TransposeTmaProblem& q) {
@@ -126,19 +125,14 @@ CUtensorMapDataType tma_type(int elem_size) {
 Status encode(const TransposeTmaProblem& q, const void* ptr, const int64_t* strides, CUtensorMap* map,
               const char* what) {
     cuuint64_t dims[kTmaMaxRank], st[kTmaMaxRank - 1];
-    cuuint32_t box[kTmaMaxRank], elem_strides[kTmaMaxRank];
+    cuuint32_t box[kTmaMaxRank];
     for (int i = 0; i < kTmaMaxRank; ++i) {
         dims[i] = cuuint64_t(q.dims[i]);
         box[i] = cuuint32_t(q.box[i]);
-        elem_strides[i] = 1;
         if (i > 0) st[i - 1] = cuuint64_t(strides[i]);
     }
-    const CUresult r = tensor_map_encoder()(map, tma_type(q.elem_size), kTmaMaxRank, const_cast<void*>(ptr), dims, st,
-                                            box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt(what, ": cuTensorMapEncodeTiled failed (", int(r), ")"));
-    return Status::ok();
+    return encode_tensor_map(map, tma_type(q.elem_size), ptr, kTmaMaxRank, dims, st, box, CU_TENSOR_MAP_SWIZZLE_NONE,
+                             what);
 }
 
 Status encode_both(const TransposeTmaProblem& q, const void* x, void* y, TransposeSm90Params* p) {

@@ -11,11 +11,9 @@
 
 #include "common/transpose_plan.hpp"
 #include "cuda/common/cuda_status.hpp"
+#include "cuda/common/tensor_map.hpp"
 
 namespace tops::cuda {
-
-// Tensor maps are at most 5-D.
-constexpr int kTmaMaxRank = 5;
 
 // The problem in TMA terms: dims innermost first (y's memory order), padded
 // to kTmaMaxRank with one-element dims; strides in bytes.

@@ -1,7 +1,7 @@
 // Host side of TMA: the driver's cuTensorMapEncodeTiled (looked up once
-// through the runtime, so the plugin does not link libcuda) and one encoder
-// of the 128-byte-swizzled 16-bit tensor maps the sm_90a kernels load and
-// store through.
+// through the runtime, so the plugin does not link libcuda), one encoder of
+// tiled tensor maps, and its 128-byte-swizzled 16-bit form the sm_90a
+// wgmma kernels load and store through.
 #pragma once
 
 #include <cuda.h>
@@ -65,20 +65,30 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
     return fn;
 }
 
-// A rank-`rank` f16 / bf16 tensor (dims innermost first, unit innermost
-// stride, strides[i] in bytes for dim i + 1) -> tensor map of `box` boxes,
-// 128-byte swizzled; `what` names the caller in the error.
+// Tensor maps are at most 5-D.
+constexpr int kTmaMaxRank = 5;
+
+// A rank-`rank` tensor of `type` (dims innermost first, unit innermost
+// stride, strides[i] in bytes for dim i + 1) -> tensor map of `box` boxes
+// with `swizzle`; `what` names the caller in the error.
+inline Status encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, const void* ptr, int rank,
+                                const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                CUtensorMapSwizzle swizzle, const char* what) {
+    const cuuint32_t elem_strides[kTmaMaxRank] = {1, 1, 1, 1, 1};
+    const CUresult r = tensor_map_encoder()(map, type, cuuint32_t(rank), const_cast<void*>(ptr), dims, strides, box,
+                                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt(what, ": cuTensorMapEncodeTiled failed (", int(r), ")"));
+    return Status::ok();
+}
+
+// The 128-byte-swizzled f16 / bf16 maps the wgmma kernels load and store through.
 inline Status encode_tensor_map_sw128(CUtensorMap* map, tops_dtype_t dtype, const void* ptr, int rank,
                                       const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
                                       const char* what) {
-    constexpr int kMaxRank = 5;
-    const cuuint32_t elem_strides[kMaxRank] = {1, 1, 1, 1, 1};
-    const CUresult r = tensor_map_encoder()(
-        map, dtype == TOPS_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        cuuint32_t(rank), const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return Status(TOPS_ERROR_DEVICE, fmt(what, ": cuTensorMapEncodeTiled failed (", int(r), ")"));
-    return Status::ok();
+    return encode_tensor_map(map,
+                             dtype == TOPS_DTYPE_F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                             ptr, rank, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_128B, what);
 }
 
 }  // namespace tops::cuda
