@@ -240,8 +240,6 @@ TEST_F(CudaPlans, DenseAttentionTakesHopperKernelOnSm90) {
     }
 }
 
-// A 3x3 stride-1 NHWC f16 / bf16 convolution takes the Hopper implicit GEMM
-// on sm_90; stride 2 and NCHW keep the mma.sync kernel.
 // Transposes that keep rows of >= 64 bytes (16-byte multiples) take the TMA
 // kernel on compute capability 9.0 only; 18-byte rows keep the vector gather.
 TEST_F(CudaPlans, RowTransposeTakesTmaKernelOnSm90) {
@@ -263,6 +261,51 @@ TEST_F(CudaPlans, RowTransposeTakesTmaKernelOnSm90) {
     }
 }
 
+// Unmasked softmax (not log, positive scale) over aligned rows at one stride
+// takes the dense-rows kernel where one lane group holds a row; log-softmax,
+// a negative scale, a mask and outer dims that do not merge keep the general
+// warp-rows kernel.
+TEST_F(CudaPlans, UnmaskedSoftmaxRowsTakeDenseKernel) {
+    struct Case {
+        tops_dtype_t dt;
+        int64_t rows, n;
+        uint32_t flags;
+        float scale;
+        bool mask, unmerged, dense;
+    };
+    const Case cases[] = {
+        {TOPS_DTYPE_F32, 64, 1024, 0, 1.0f, false, false, true},
+        {TOPS_DTYPE_F32, 64, 128, 0, 0.125f, false, false, true},
+        {TOPS_DTYPE_F16, 64, 1024, 0, 1.0f, false, false, true},
+        {TOPS_DTYPE_BF16, 64, 1000, 0, 1.0f, false, false, true},
+        {TOPS_DTYPE_F32, 64, 1024, TOPS_SOFTMAX_LOG, 1.0f, false, false, false},
+        {TOPS_DTYPE_F32, 64, 1024, 0, -1.0f, false, false, false},
+        {TOPS_DTYPE_F32, 64, 1024, 0, 1.0f, true, false, false},
+        {TOPS_DTYPE_F32, 64, 1024, 0, 1.0f, false, true, false},
+    };
+    for (const Case& c : cases) {
+        const int64_t dims[3] = {2, c.rows / 2, c.n};
+        // unmerged: the outer dims of x are 2 x (rows / 2) with a gap between the halves
+        const int64_t strides[3] = {(c.rows / 2 + 1) * c.n, c.n, 1};
+        const int64_t mask_dims[3] = {1, 1, c.n};
+        tops_softmax_desc_t d = tops_softmax_desc_default();
+        TOPS_OK(tops_tensor_desc_init(&d.x, c.dt, 3, dims, c.unmerged ? strides : nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.y, c.dt, 3, dims, nullptr));
+        if (c.mask) TOPS_OK(tops_tensor_desc_init(&d.mask, TOPS_DTYPE_U8, 3, mask_dims, nullptr));
+        d.flags = c.flags;
+        d.scale = c.scale;
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_softmax_create(ctx_, &d, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        EXPECT_EQ(name.find("_dense_") != std::string::npos, c.dense)
+            << "dtype " << int(c.dt) << " n " << c.n << " flags " << c.flags << " scale " << c.scale << " mask "
+            << c.mask << " unmerged " << c.unmerged << ": " << name;
+    }
+}
+
+// A 3x3 stride-1 NHWC f16 / bf16 convolution takes the Hopper implicit GEMM
+// on sm_90; stride 2 and NCHW keep the mma.sync kernel.
 TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
     cudaDeviceProp prop{};
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));

@@ -298,6 +298,39 @@ TEST_P(EdgeTest, SoftmaxNaNAndInfinityGiveNaNRows) {
     }
 }
 
+// The same rules on rows of 16-byte vectors with no mask (the CUDA dense-rows
+// kernel for 128- and 1024-element rows): row 0 all -inf writes 0, row 1 with
+// a NaN and row 2 with a +inf are NaN, row 3's -inf entries write 0.
+TEST_P(EdgeTest, SoftmaxVectorRowsNonFinite) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    for (tops_dtype_t dt : {TOPS_DTYPE_F32, TOPS_DTYPE_F16}) {
+        for (int64_t n : {128, 1024}) {
+            SCOPED_TRACE(std::string(dtype_label(dt)) + " n " + std::to_string(n));
+            const int64_t rows = 4;
+            Tensor x = filled(dt, {rows, n}, -0.5), y = poisoned(dt, {rows, n});
+            auto at = [n](int64_t r, int64_t j) { return r * n + j; };
+            for (int64_t j = 0; j < n; ++j) x.set_value(at(0, j), -kInf);
+            x.set_value(at(1, n / 2), kNaN);
+            x.set_value(at(2, n - 1), kInf);
+            x.set_value(at(3, 0), -kInf);
+            x.set_value(at(3, n - 5), -kInf);
+            RunSpec spec;
+            spec.inputs = {{TOPS_ARG_X, &x}};
+            spec.y = &y;
+            ASSERT_TRUE(run_op(backend, softmax_creator(x, y), spec));
+            for (int64_t j = 0; j < n; ++j) {
+                EXPECT_EQ(y.value(at(0, j)), 0.0) << "all -inf row, col " << j;
+                EXPECT_TRUE(std::isnan(y.value(at(1, j)))) << "NaN row, col " << j;
+                EXPECT_TRUE(std::isnan(y.value(at(2, j)))) << "+inf row, col " << j;
+                const double v = y.value(at(3, j));
+                if (j == 0 || j == n - 5) EXPECT_EQ(v, 0.0) << "-inf entry, col " << j;
+                else EXPECT_TRUE(std::isfinite(v) && v > 0.0) << "col " << j << " = " << v;
+            }
+        }
+    }
+}
+
 // A huge scale turns each row into a one-hot at its maximum (exp of a huge
 // negative difference is exactly 0, never NaN).
 TEST_P(EdgeTest, SoftmaxHugeScaleGivesOneHotRows) {

@@ -99,6 +99,14 @@ std::vector<SoftmaxCase> cases() {
         sc("many_rows_20011x128", {20011, 128}),
         sc("many_rows_40009x100_log", {40009, 100}).scaled(-0.125f).log_softmax(),
         sc("many_rows_padded_17001x96", {17001, 96}).x(Layout::Padded).y(Layout::Padded),
+        // dense rows (CUDA: unmasked softmax over rows at one stride, 16-byte
+        // vectors): partial last vectors of a lane, merged outer dims, a
+        // broadcast x (row stride 0), in place, a scale; two outer dims that
+        // do not merge take the general kernel
+        sc("dense_333x100", {333, 100}), sc("dense_37x1000", {37, 1000}),
+        sc("dense_merged_4x6x512", {4, 6, 512}), sc("dense_bcast_7x512", {7, 512}).x(Layout::BroadcastOuter),
+        sc("dense_inplace_9x1024", {9, 1024}).in_place(), sc("dense_scaled_5x1024", {5, 1024}).scaled(0.125f),
+        sc("unmerged_bcast_3x5x512", {3, 5, 512}).x(Layout::BroadcastOuter),
         // axes
         sc("axis0_4d", {3, 5, 7, 11}).on_axis(0), sc("axis1_4d", {3, 5, 7, 11}).on_axis(1),
         sc("axis2_4d", {3, 5, 7, 11}).on_axis(2), sc("axis3_4d", {3, 5, 7, 11}).on_axis(3),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 #include "cuda/softmax_kernels.cuh"
 
@@ -14,15 +15,15 @@ namespace {
 using namespace softmax_impl;
 
 // ---------------------------------------------------------------- instantiation list
-enum class Strategy { kWarp, kBlock, kStrided };
+enum class Strategy { kWarp, kDense, kBlock, kStrided };
 
 struct KernelEntry {
     Strategy strategy;
     tops_dtype_t dtype;
     int vec;
-    int group;  // warp rows: lanes per row; block rows: 0 = 256-thread budget, 1 = 1024-thread budget
-    int iters;  // warp rows only
-    int rows;   // warp rows only: rows per lane group
+    int group;  // warp / dense rows: lanes per row; block rows: 0 = 256-thread budget, 1 = 1024-thread budget
+    int iters;  // warp / dense rows only
+    int rows;   // warp / dense rows only: rows per lane group
     bool unmasked;  // no mask, no lengths
     const void* fn;
     const char* name;
@@ -36,6 +37,9 @@ struct KernelEntry {
 // Vectorized warp rows come in both forms.
 #define TOPS_SOFTMAX_WARP2(T, DT, NAME, V, I, G, R) \
     TOPS_SOFTMAX_WARP(T, DT, NAME, V, I, G, R), TOPS_SOFTMAX_WARP_U(T, DT, NAME, V, I, G, R, true, "_unmasked")
+#define TOPS_SOFTMAX_DENSE(T, DT, NAME, V, I, G)                                                   \
+    {Strategy::kDense, DT, V, G, I, 1, true, reinterpret_cast<const void*>(&softmax_dense_rows_kernel<T, V, I, G>), \
+     "softmax_" NAME "_dense_g" #G "_i" #I "_v" #V "_cuda"}
 #define TOPS_SOFTMAX_BLOCK_U(T, DT, NAME, V, U, SUFFIX)                                                       \
     {Strategy::kBlock, DT, V, 0, 0, 0, U,                                                                      \
      reinterpret_cast<const void*>(&softmax_block_rows_kernel<T, V, kBlockSmallThreads, U>),                   \
@@ -56,18 +60,22 @@ struct KernelEntry {
     TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 2, 32, 2), TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 4, 32, 1),                     \
     TOPS_SOFTMAX_WARP(T, DT, NAME, 1, 8, 32, 1), TOPS_SOFTMAX_BLOCK_U(T, DT, NAME, VM, false, ""),                \
     TOPS_SOFTMAX_BLOCK_U(T, DT, NAME, VM, true, "_unmasked"), TOPS_SOFTMAX_BLOCK_U(T, DT, NAME, 1, false, ""),    \
+    TOPS_SOFTMAX_DENSE(T, DT, NAME, VM, 4, 32),                                                                  \
     {Strategy::kStrided, DT, 1, 0, 0, 0, false, reinterpret_cast<const void*>(&softmax_strided_rows_kernel<T>), \
      "softmax_" NAME "_strided_cuda"}
 const KernelEntry kKernels[] = {
     TOPS_SOFTMAX_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
     TOPS_SOFTMAX_WARP2(float, TOPS_DTYPE_F32, "f32", 4, 8, 32, 1),  // 32 f32 values per lane
     TOPS_SOFTMAX_WARP2(float, TOPS_DTYPE_F32, "f32", 4, 4, 8, 1),   // short f32 rows, see kShortRowLanes
+    TOPS_SOFTMAX_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 8, 32),
+    TOPS_SOFTMAX_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 4, 8),
     TOPS_SOFTMAX_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
     TOPS_SOFTMAX_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
 };
 
 #undef TOPS_SOFTMAX_DTYPE
 #undef TOPS_SOFTMAX_BLOCK_U
+#undef TOPS_SOFTMAX_DENSE
 #undef TOPS_SOFTMAX_WARP2
 #undef TOPS_SOFTMAX_WARP
 #undef TOPS_SOFTMAX_WARP_U
@@ -162,7 +170,9 @@ Status cluster_fill(const Launch& l, const DeviceInfo& dev, double* fill) {
 
 // Picks the kernel and launch shape for vectors of `vec` elements: the one
 // dispatch point that turns the runtime shape into template parameters.
-Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool strided, int64_t rows, int vec,
+// `dense`: softmax (not log) with a positive scale over rows at one stride,
+// the case softmax_dense_rows_kernel takes (with vectors and no mask or lengths).
+Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool strided, bool dense, int64_t rows, int vec,
                      Launch* out) {
     const int64_t n = sp.x.dims[sp.axis];
     Launch l;
@@ -183,6 +193,10 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
             iters = pow2_at_least((per_lane + kWarpSize - 1) / kWarpSize);
         }
         l.kernel = find_kernel(Strategy::kWarp, sp.x.dtype, vec, group, iters, unmasked_rows(sp));
+        // Dense rows replace the unmasked warp-rows kernels of one row per lane group.
+        if (dense && l.kernel && l.kernel->unmasked && l.kernel->rows == 1) {
+            if (const KernelEntry* d = find_kernel(Strategy::kDense, sp.x.dtype, vec, group, iters, true)) l.kernel = d;
+        }
         l.threads = kWarpRowsThreads;
     } else {
         // Cache as much of the row as the block's opt-in shared memory holds.
@@ -217,7 +231,9 @@ Status choose_launch(const SoftmaxParams& sp, const DeviceInfo& dev, bool stride
         "softmax: cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
     if (per_sm < 1) return Status(TOPS_ERROR_INTERNAL, fmt("softmax: ", l.kernel->name, " cannot be resident"));
     int64_t rows_per_block = 1;
-    if (l.kernel->strategy == Strategy::kWarp) rows_per_block = kWarpRowsThreads / l.kernel->group * l.kernel->rows;
+    if (l.kernel->strategy == Strategy::kWarp || l.kernel->strategy == Strategy::kDense) {
+        rows_per_block = kWarpRowsThreads / l.kernel->group * l.kernel->rows;
+    }
     if (l.kernel->strategy == Strategy::kStrided) rows_per_block = kStridedThreads;
     // One block (cluster) per row set, not a persistent grid: the block
     // scheduler balances the tail, where a persistent grid of 3-4 row sets per
@@ -369,8 +385,11 @@ Status plan_softmax(const SoftmaxParams& sp, const DeviceInfo& dev, PlanPtr* out
     DeviceScope scope(dev.ordinal);
     TOPS_RETURN_IF_ERROR(scope.status());
     Launch vec_launch, scalar_launch;
-    if (vec_strides) TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, false, base.rows, vm, &vec_launch));
-    TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, strided, base.rows, 1, &scalar_launch));
+    // TOPS_SOFTMAX_DENSE=0 keeps the general warp-rows kernels (for comparisons).
+    const char* dense_env = std::getenv("TOPS_SOFTMAX_DENSE");
+    const bool dense = !sp.log && base.pre == 1.0f && base.ix.ndim <= 1 && !(dense_env && dense_env[0] == '0');
+    if (vec_strides) TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, false, dense, base.rows, vm, &vec_launch));
+    TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, strided, false, base.rows, 1, &scalar_launch));
     std::string why = fmt("rows=", base.rows, " n=", n, " outer_dims=", base.ix.ndim,
                           strided ? " axis is not the fastest dim: one thread per row" : "",
                           vec_strides ? fmt(" 16-byte vectors when pointers are aligned (else ",
