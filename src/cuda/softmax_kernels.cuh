@@ -400,8 +400,11 @@ __global__ void __launch_bounds__(kWarpRowsThreads, dense_rows_min_blocks<ITERS 
         }
         m = group_max<GROUP>(m);
         // A row of -inf only (or no row) has no kept value: every exponent is
-        // 2^-inf = 0 against m = 0, and the row writes 0 as the general kernel does.
-        if (m == -INFINITY) m = 0.0f;
+        // 2^-inf = 0 against m = 0, and the row writes 0 as the general kernel
+        // does. A NaN (or +inf - +inf) among the values makes the sum, and so
+        // the whole row, NaN.
+        const bool empty = m == -INFINITY;
+        if (empty) m = 0.0f;
         float s = 0.0f;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
@@ -412,7 +415,7 @@ __global__ void __launch_bounds__(kWarpRowsThreads, dense_rows_min_blocks<ITERS 
             }
         }
         s = group_sum<GROUP>(s);
-        const float inv_s = s > 0.0f ? 1.0f / s : 0.0f;
+        const float inv_s = empty ? 0.0f : 1.0f / s;
         if (!live) continue;
         T* yrow = y + row * ys;
 #pragma unroll
