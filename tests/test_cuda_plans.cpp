@@ -291,7 +291,9 @@ TEST_F(CudaPlans, UnmaskedSoftmaxRowsTakeDenseKernel) {
         tops_softmax_desc_t d = tops_softmax_desc_default();
         TOPS_OK(tops_tensor_desc_init(&d.x, c.dt, 3, dims, c.unmerged ? strides : nullptr));
         TOPS_OK(tops_tensor_desc_init(&d.y, c.dt, 3, dims, nullptr));
-        if (c.mask) TOPS_OK(tops_tensor_desc_init(&d.mask, TOPS_DTYPE_U8, 3, mask_dims, nullptr));
+        if (c.mask) {
+            TOPS_OK(tops_tensor_desc_init(&d.mask, TOPS_DTYPE_U8, 3, mask_dims, nullptr));
+        }
         d.flags = c.flags;
         d.scale = c.scale;
         tops_op_t op = nullptr;
@@ -301,6 +303,41 @@ TEST_F(CudaPlans, UnmaskedSoftmaxRowsTakeDenseKernel) {
         EXPECT_EQ(name.find("_dense_") != std::string::npos, c.dense)
             << "dtype " << int(c.dt) << " n " << c.n << " flags " << c.flags << " scale " << c.scale << " mask "
             << c.mask << " unmerged " << c.unmerged << ": " << name;
+    }
+}
+
+// LayerNorm / RMSNorm rows of 33-128 16-byte vectors (f32: up to 256) with
+// no bias, residual or pre-norm output, and gamma / beta in x's dtype, take
+// the dense-rows kernel; a residual or f32 gamma under f16 x keep the general one.
+TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
+    struct Case {
+        tops_dtype_t dt;
+        int64_t cols;
+        bool rms, residual, f32_gamma, dense;
+    };
+    const Case cases[] = {
+        {TOPS_DTYPE_F16, 1024, false, false, false, true}, {TOPS_DTYPE_BF16, 768, true, false, false, true},
+        {TOPS_DTYPE_F32, 1024, false, false, false, true}, {TOPS_DTYPE_F32, 768, true, false, false, true},
+        {TOPS_DTYPE_F16, 1024, false, true, false, false}, {TOPS_DTYPE_F16, 1024, false, false, true, false},
+        {TOPS_DTYPE_F16, 4096, false, false, false, false},
+    };
+    for (const Case& c : cases) {
+        const int64_t dims[2] = {64, c.cols}, pdims[1] = {c.cols};
+        tops_norm_desc_t d = tops_norm_desc_default();
+        d.kind = c.rms ? TOPS_NORM_RMS : TOPS_NORM_LAYER;
+        TOPS_OK(tops_tensor_desc_init(&d.x, c.dt, 2, dims, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.y, c.dt, 2, dims, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.gamma, c.f32_gamma ? TOPS_DTYPE_F32 : c.dt, 1, pdims, nullptr));
+        if (c.residual) {
+            TOPS_OK(tops_tensor_desc_init(&d.residual, c.dt, 2, dims, nullptr));
+        }
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_norm_create(ctx_, &d, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        EXPECT_EQ(name.find("_dense_") != std::string::npos, c.dense)
+            << "dtype " << int(c.dt) << " cols " << c.cols << " rms " << c.rms << " residual " << c.residual
+            << " f32 gamma " << c.f32_gamma << ": " << name;
     }
 }
 

@@ -334,6 +334,36 @@ std::vector<NormCase> norm_cases() {
     c.bias = c.residual = c.prenorm = c.stats = true;
     c.alias = Alias::pre_x_y_res;
     v.push_back(c);
+    // Dense rows (CUDA: a warp per row of 33-128 16-byte vectors, or 256 for
+    // f32, gamma / beta staged in shared memory): rows ending inside a
+    // lane's vectors, stats, in place, gamma only, more rows than a block
+    // holds; f32 gamma / beta under f16 / bf16 x keep the general kernel.
+    c = NormCase{};
+    c.name = "ln_dense_h1024_stats";
+    c.dims = {37, 1024};
+    c.stats = true;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "rms_dense_h768";
+    c.dims = {70, 768};
+    c.rms = true;
+    c.beta = false;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_dense_h264_inplace_y_is_x";
+    c.dims = {9, 264};
+    c.alias = Alias::y_x;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_dense_gamma_only_h520";
+    c.dims = {301, 520};
+    c.beta = false;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_dense_f32_params_h512";
+    c.dims = {11, 512};
+    c.f32_params = true;
+    v.push_back(c);
     c = NormCase{};
     c.name = "ln_zero_rows";
     c.dims = {0, 64};

@@ -49,16 +49,20 @@
 // with VEC = 1 and arbitrary strides.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
 #include "cuda/common/device.cuh"
 #include "cuda/common/mma.cuh"
+#include "cuda/norm_kernels.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/vec_convert.cuh"
 
 namespace tops::cuda {
 namespace {
+
+using namespace norm_impl;
 
 // Block size of the warp-team kernels: 4 warps, several rows per block.
 constexpr int kSmallTeamThreads = 128;
@@ -79,136 +83,9 @@ constexpr int kBlockTeamMax = 1024;
 // Warp teams hold at most this many vectors per lane.
 constexpr int kWarpTeamMaxIters = 8;
 constexpr int kStreamThreads = 1024;
+constexpr size_t kVecBytes = 16;
 // Vectors a streaming thread loads back to back before using them.
 constexpr int kStreamUnroll = 4;
-
-// The one parameter struct of every norm kernel (passed by value).
-struct NormKernelParams {
-    const void* x = nullptr;
-    void* y = nullptr;
-    const void* residual = nullptr;  // nullptr: absent
-    void* prenorm = nullptr;         // nullptr: absent
-    const void* gamma = nullptr;
-    const void* beta = nullptr;
-    const void* bias = nullptr;
-    float* mean = nullptr;
-    float* rstd = nullptr;
-    int64_t rows = 0;
-    int64_t cols = 0;
-    // Row / column strides in elements: x, y, residual, prenorm.
-    int64_t x_rs = 0, x_cs = 1, y_rs = 0, y_cs = 1, r_rs = 0, r_cs = 1, p_rs = 0, p_cs = 1;
-    int64_t gamma_s = 1, beta_s = 1, bias_s = 1, mean_s = 1, rstd_s = 1;
-    bool gamma_f32 = false, beta_f32 = false, bias_f32 = false;  // else x's dtype
-    bool rms = false;
-    float eps = 1e-5f;
-    int64_t cache_vecs = 0;  // streaming rows: leading vectors of a row cached in shared memory
-};
-
-// VEC elements of a row tensor at column `col` (a multiple of VEC) as f32.
-template <class T, int VEC>
-__device__ __forceinline__ void load_elems(const T* row, int64_t col, int64_t cs, float (&v)[VEC]) {
-    if constexpr (VEC == 1) {
-        v[0] = ElemTraits<T>::to_float(row[col * cs]);
-    } else {
-        load_vec_f32<T, VEC>(row + col, v);
-    }
-}
-
-template <class T, int VEC>
-__device__ __forceinline__ void store_elems(T* row, int64_t col, int64_t cs, const float (&v)[VEC]) {
-    if constexpr (VEC == 1) {
-        row[col * cs] = ElemTraits<T>::from_float(v[0]);
-    } else {
-        store_vec_f32<T, VEC>(row + col, v);
-    }
-}
-
-// A gamma / beta / bias vector stored as f32 or as T.
-template <class T, int VEC>
-__device__ __forceinline__ void load_param(const void* ptr, bool f32, int64_t col, int64_t stride,
-                                           float (&v)[VEC]) {
-    if (f32) {
-        const float* f = static_cast<const float*>(ptr);
-        if constexpr (VEC == 1) {
-            v[0] = f[col * stride];
-        } else {
-            constexpr int kChunk = VEC < 4 ? VEC : 4;  // 16-byte pieces
-#pragma unroll
-            for (int c = 0; c < VEC; c += kChunk) {
-                const Vec<float, kChunk> t = *reinterpret_cast<const Vec<float, kChunk>*>(f + col + c);
-#pragma unroll
-                for (int j = 0; j < kChunk; ++j) v[c + j] = t.v[j];
-            }
-        }
-    } else {
-        load_elems<T, VEC>(static_cast<const T*>(ptr), col, stride, v);
-    }
-}
-
-// s = x [+ bias] [+ residual] at (row, col).
-template <class T, int VEC>
-__device__ __forceinline__ void load_sum(const NormKernelParams& p, int64_t row, int64_t col, float (&s)[VEC]) {
-    load_elems<T, VEC>(static_cast<const T*>(p.x) + row * p.x_rs, col, p.x_cs, s);
-    if (p.bias) {
-        float b[VEC];
-        load_param<T, VEC>(p.bias, p.bias_f32, col, p.bias_s, b);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) s[j] += b[j];
-    }
-    if (p.residual) {
-        float r[VEC];
-        load_elems<T, VEC>(static_cast<const T*>(p.residual) + row * p.r_rs, col, p.r_cs, r);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) s[j] += r[j];
-    }
-}
-
-// Writes prenorm (if any) and y for VEC elements of s.
-template <class T, int VEC>
-__device__ __forceinline__ void store_outputs(const NormKernelParams& p, int64_t row, int64_t col,
-                                              const float (&s)[VEC], float mean, float rstd, bool with_prenorm) {
-    if (with_prenorm && p.prenorm) store_elems<T, VEC>(static_cast<T*>(p.prenorm) + row * p.p_rs, col, p.p_cs, s);
-    float o[VEC];
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) o[j] = (s[j] - mean) * rstd;
-    if (p.gamma) {
-        float g[VEC];
-        load_param<T, VEC>(p.gamma, p.gamma_f32, col, p.gamma_s, g);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] *= g[j];
-    }
-    if (p.beta) {
-        float b[VEC];
-        load_param<T, VEC>(p.beta, p.beta_f32, col, p.beta_s, b);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] += b[j];
-    }
-    store_elems<T, VEC>(static_cast<T*>(p.y) + row * p.y_rs, col, p.y_cs, o);
-}
-
-__device__ __forceinline__ void store_stats(const NormKernelParams& p, int64_t row, float mean, float rstd) {
-    if (p.mean) p.mean[row * p.mean_s] = mean;
-    if (p.rstd) p.rstd[row * p.rstd_s] = rstd;
-}
-
-// Sum over a team of TEAM threads (TEAM <= 32: aligned lanes of a warp;
-// otherwise the whole block, through `scratch` of kWarpSize floats). Starts
-// with a barrier so consecutive calls may reuse scratch.
-template <int TEAM>
-__device__ __forceinline__ float team_sum(float v, float* scratch) {
-    if constexpr (TEAM <= kWarpSize) {
-        return group_sum<TEAM>(v);
-    } else {
-        static_assert(TEAM % kWarpSize == 0 && TEAM / kWarpSize <= kWarpSize, "block team of whole warps");
-        const int lane = threadIdx.x % kWarpSize;
-        const int warp = threadIdx.x / kWarpSize;
-        v = group_sum<kWarpSize>(v);
-        __syncthreads();
-        if (lane == 0) scratch[warp] = v;
-        __syncthreads();
-        return group_sum<kWarpSize>(lane < TEAM / kWarpSize ? scratch[lane] : 0.0f);
-    }
-}
 
 // ---------------------------------------------------------------- register rows
 // (rows, cols) with cols <= TEAM * ITERS * VEC; s stays in registers.
@@ -584,14 +461,14 @@ __global__ void __launch_bounds__(kStreamThreads)
 }
 
 // ---------------------------------------------------------------- instantiation list
-enum class Strategy { kRegs, kStream, kStreamRaw };
+enum class Strategy { kRegs, kDense, kStream, kStreamRaw };
 
 struct KernelEntry {
     Strategy strategy;
     tops_dtype_t dtype;
     int vec;
-    int team;   // register rows only
-    int iters;  // register rows only
+    int team;   // register / dense rows only
+    int iters;  // register / dense rows only
     const void* fn;
     const char* name;
 };
@@ -613,12 +490,21 @@ struct KernelEntry {
 #define TOPS_NORM_STREAM_RAW(T, DT, NAME, V)                                                                \
     {Strategy::kStreamRaw, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V, true>),     \
      "norm_" NAME "_stream_raw_v" #V "_cuda"}
-// VM: elements per 16-byte vector. The one-vector 512-thread team of f16 / bf16 follows each.
-#define TOPS_NORM_DTYPE(T, DT, NAME, VM) TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1)
+#define TOPS_NORM_DENSE(T, DT, NAME, V, I)                                                                    \
+    {Strategy::kDense, DT, V, kWarpSize, I, reinterpret_cast<const void*>(&norm_dense_rows_kernel<T, V, I>), \
+     "norm_" NAME "_dense_t32_i" #I "_v" #V "_cuda"}
+// VM: elements per 16-byte vector. The one-vector 512-thread team of f16 /
+// bf16 follows each. Dense rows for warp teams of 2-4 vectors per lane
+// (16-byte types: rows of 33-128 vectors, e.g. 768 and 1024 f16 elements).
+#define TOPS_NORM_DTYPE(T, DT, NAME, VM)                                                                      \
+    TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1), TOPS_NORM_DENSE(T, DT, NAME, VM, 2),          \
+        TOPS_NORM_DENSE(T, DT, NAME, VM, 3), TOPS_NORM_DENSE(T, DT, NAME, VM, 4)
 
 const KernelEntry kKernels[] = {
     TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
     TOPS_NORM_STREAM_RAW(float, TOPS_DTYPE_F32, "f32", 4),
+    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 6),
+    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 8),
     TOPS_NORM_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
     TOPS_NORM_REGS(__half, TOPS_DTYPE_F16, "f16", 8, 1, 512),
     TOPS_NORM_STREAM_RAW(__half, TOPS_DTYPE_F16, "f16", 8),
@@ -628,6 +514,7 @@ const KernelEntry kKernels[] = {
 };
 
 #undef TOPS_NORM_STREAM_RAW
+#undef TOPS_NORM_DENSE
 #undef TOPS_NORM_DTYPE
 #undef TOPS_NORM_VEC
 #undef TOPS_NORM_REGS
@@ -664,8 +551,10 @@ Status stream_cache(const DeviceInfo& dev, int64_t vec_bytes, int64_t nvec, Laun
 
 // The one dispatch point: row length and vector width -> kernel and launch
 // shape. `sum_is_x`: no bias and no residual, so a streaming row may cache x.
-Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool sum_is_x, const DeviceInfo& dev,
-                     Launch* out) {
+// `dense`: also no pre-norm output, and gamma / beta absent or in x's dtype
+// (norm_dense_rows_kernel's case, with 16-byte vectors).
+Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool sum_is_x, bool dense,
+                     const DeviceInfo& dev, Launch* out) {
     static const int kWarpIters[] = {1, 2, 3, 4, 6, 8};
     const int64_t nvec = (cols + vec - 1) / vec;
     const bool narrow = dtype_size(dt) == 2;
@@ -689,6 +578,12 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool 
         l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, iters);
         l.threads = kSmallTeamThreads;
         rows_per_block = kSmallTeamThreads / team;
+        const KernelEntry* d = dense && vec > 1 ? find_kernel(Strategy::kDense, dt, vec, team, iters) : nullptr;
+        if (d) {
+            static_assert(kDenseRowsThreads == kSmallTeamThreads, "dense rows keep the warp teams' row groups");
+            l.kernel = d;
+            l.smem = size_t(2 * nvec) * kVecBytes;  // gamma and beta staged as 16-byte vectors
+        }
     } else if (nvec <= int64_t(kBlockTeamMax) * kBlockTeamIters) {
         int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
                                                                       kBlockTeamIters)));
@@ -820,8 +715,12 @@ Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
     TOPS_RETURN_IF_ERROR(scope.status());
     Launch vec_launch, scalar_launch;
     const bool sum_is_x = !np.bias.present() && !np.residual.present();
-    if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, sum_is_x, dev, &vec_launch));
-    TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, sum_is_x, dev, &scalar_launch));
+    // TOPS_NORM_DENSE=0 keeps the general register-rows kernels (for comparisons).
+    const char* dense_env = std::getenv("TOPS_NORM_DENSE");
+    const bool dense = sum_is_x && !np.prenorm.present() && (!np.gamma.present() || np.gamma.dtype == dt) &&
+                       (!np.beta.present() || np.beta.dtype == dt) && !(dense_env && dense_env[0] == '0');
+    if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, sum_is_x, dense, dev, &vec_launch));
+    TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, sum_is_x, false, dev, &scalar_launch));
     const Launch& shown = vec_ok ? vec_launch : scalar_launch;
     std::string why = fmt("rows=", base.rows, " cols=", base.cols,
                           vec_ok ? fmt(" 16-byte vectors when pointers are aligned (else ", scalar_launch.kernel->name,
@@ -836,7 +735,6 @@ Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
     has.bias = np.bias.present();
     has.mean = np.mean.present();
     has.rstd = np.rstd.present();
-    constexpr size_t kVecBytes = 16;
     out->reset(new NormPlanCuda(base, has, vec_launch, scalar_launch, kVecBytes, dev.ordinal, std::move(why)));
     return Status::ok();
 }
