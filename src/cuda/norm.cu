@@ -64,22 +64,11 @@ namespace {
 
 using namespace norm_impl;
 
-// Block size of the warp-team kernels: 4 warps, several rows per block.
-constexpr int kSmallTeamThreads = 128;
-// Register caps (__launch_bounds__ minimum blocks): warp teams holding at
-// most kSmallTeamCappedValues values per thread get 64 registers (8 blocks
-// of 128 threads per SM); block teams of one vector per thread get 32 (a
-// full SM of 2048 threads); other block teams 64 (1024 threads per SM).
-constexpr int kSmallTeamCappedValues = 32;
-constexpr int kSmallTeamMinBlocks = 8;
-constexpr int kFullSmThreads = 2048;
-constexpr int kHalfSmThreads = 1024;
 // Rows of 2-byte types up to this many vectors: one vector per thread of a 512-thread team.
 constexpr int kOneVecTeam = 512;
 // Block teams hold at most this many vectors per thread in registers.
 constexpr int kBlockTeamIters = 4;
 constexpr int kBlockTeamMin = 128;
-constexpr int kBlockTeamMax = 1024;
 // Warp teams hold at most this many vectors per lane.
 constexpr int kWarpTeamMaxIters = 8;
 constexpr int kStreamThreads = 1024;
@@ -90,19 +79,11 @@ constexpr int kStreamUnroll = 4;
 // ---------------------------------------------------------------- register rows
 // (rows, cols) with cols <= TEAM * ITERS * VEC; s stays in registers.
 template <class T, int VEC, int ITERS, int TEAM>
-constexpr int regs_min_blocks() {
-    if (TEAM <= kWarpSize) return ITERS * VEC <= kSmallTeamCappedValues ? kSmallTeamMinBlocks : 1;
-    const int threads = ITERS == 1 ? kFullSmThreads : kHalfSmThreads;
-    return threads / TEAM > 1 ? threads / TEAM : 1;
-}
-
-template <class T, int VEC, int ITERS, int TEAM>
-__global__ void __launch_bounds__(TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads,
-                                  (regs_min_blocks<T, VEC, ITERS, TEAM>()))
+__global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, ITERS, TEAM>()))
     norm_regs_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(VEC * sizeof(T) <= 16, "vectors are at most 16 bytes");
     static_assert((TEAM & (TEAM - 1)) == 0 && TEAM >= 1 && TEAM <= kBlockTeamMax, "TEAM: power of two");
-    constexpr int kThreads = TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads;
+    constexpr int kThreads = team_threads<TEAM>();
     constexpr int kRowsPerBlock = kThreads / TEAM;
     __shared__ float scratch[kWarpSize];
     const int lane = threadIdx.x % TEAM;
@@ -490,30 +471,35 @@ struct KernelEntry {
 #define TOPS_NORM_STREAM_RAW(T, DT, NAME, V)                                                                \
     {Strategy::kStreamRaw, DT, V, 0, 0, reinterpret_cast<const void*>(&norm_stream_kernel<T, V, true>),     \
      "norm_" NAME "_stream_raw_v" #V "_cuda"}
-#define TOPS_NORM_DENSE(T, DT, NAME, V, I)                                                                    \
-    {Strategy::kDense, DT, V, kWarpSize, I, reinterpret_cast<const void*>(&norm_dense_rows_kernel<T, V, I>), \
-     "norm_" NAME "_dense_t32_i" #I "_v" #V "_cuda"}
+#define TOPS_NORM_DENSE(T, DT, NAME, V, I, TEAM)                                                        \
+    {Strategy::kDense, DT, V, TEAM, I, reinterpret_cast<const void*>(&norm_dense_rows_kernel<T, V, I, TEAM>), \
+     "norm_" NAME "_dense_t" #TEAM "_i" #I "_v" #V "_cuda"}
 // VM: elements per 16-byte vector. The one-vector 512-thread team of f16 /
 // bf16 follows each. Dense rows for warp teams of 2-4 vectors per lane
-// (16-byte types: rows of 33-128 vectors, e.g. 768 and 1024 f16 elements).
+// (rows of 33-128 vectors, e.g. 768 and 1024 f16 elements).
 #define TOPS_NORM_DTYPE(T, DT, NAME, VM)                                                                      \
-    TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1), TOPS_NORM_DENSE(T, DT, NAME, VM, 2),          \
-        TOPS_NORM_DENSE(T, DT, NAME, VM, 3), TOPS_NORM_DENSE(T, DT, NAME, VM, 4)
+    TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1), TOPS_NORM_DENSE(T, DT, NAME, VM, 2, 32),      \
+        TOPS_NORM_DENSE(T, DT, NAME, VM, 3, 32), TOPS_NORM_DENSE(T, DT, NAME, VM, 4, 32)
+// Dense rows of the 512-thread block teams of 2-byte types (rows of 4096 and 16384 elements).
+#define TOPS_NORM_DENSE_WIDE(T, DT, NAME) TOPS_NORM_DENSE(T, DT, NAME, 8, 1, 512), TOPS_NORM_DENSE(T, DT, NAME, 8, 4, 512)
 
 const KernelEntry kKernels[] = {
     TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
     TOPS_NORM_STREAM_RAW(float, TOPS_DTYPE_F32, "f32", 4),
-    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 6),
-    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 8),
+    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 6, 32),
+    TOPS_NORM_DENSE(float, TOPS_DTYPE_F32, "f32", 4, 8, 32),
     TOPS_NORM_DTYPE(__half, TOPS_DTYPE_F16, "f16", 8),
     TOPS_NORM_REGS(__half, TOPS_DTYPE_F16, "f16", 8, 1, 512),
     TOPS_NORM_STREAM_RAW(__half, TOPS_DTYPE_F16, "f16", 8),
+    TOPS_NORM_DENSE_WIDE(__half, TOPS_DTYPE_F16, "f16"),
     TOPS_NORM_DTYPE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
     TOPS_NORM_REGS(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8, 1, 512),
     TOPS_NORM_STREAM_RAW(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16", 8),
+    TOPS_NORM_DENSE_WIDE(__nv_bfloat16, TOPS_DTYPE_BF16, "bf16"),
 };
 
 #undef TOPS_NORM_STREAM_RAW
+#undef TOPS_NORM_DENSE_WIDE
 #undef TOPS_NORM_DENSE
 #undef TOPS_NORM_DTYPE
 #undef TOPS_NORM_VEC
@@ -578,12 +564,7 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool 
         l.kernel = find_kernel(Strategy::kRegs, dt, vec, team, iters);
         l.threads = kSmallTeamThreads;
         rows_per_block = kSmallTeamThreads / team;
-        const KernelEntry* d = dense && vec > 1 ? find_kernel(Strategy::kDense, dt, vec, team, iters) : nullptr;
-        if (d) {
-            static_assert(kDenseRowsThreads == kSmallTeamThreads, "dense rows keep the warp teams' row groups");
-            l.kernel = d;
-            l.smem = size_t(2 * nvec) * kVecBytes;  // gamma and beta staged as 16-byte vectors
-        }
+
     } else if (nvec <= int64_t(kBlockTeamMax) * kBlockTeamIters) {
         int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
                                                                       kBlockTeamIters)));
@@ -604,6 +585,14 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool 
         persistent = true;
     }
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
+    // Dense rows take the register rows' place (same teams and grid) where instantiated.
+    if (dense && vec > 1 && l.kernel->strategy == Strategy::kRegs) {
+        if (const KernelEntry* d = find_kernel(Strategy::kDense, dt, vec, l.kernel->team, l.kernel->iters)) {
+            l.kernel = d;
+            l.smem = size_t(2 * nvec) * kVecBytes;  // gamma and beta staged as 16-byte vectors
+            TOPS_RETURN_IF_ERROR(allow_dynamic_smem(dev, l.kernel->fn, "norm: cudaFuncSetAttribute"));
+        }
+    }
     int per_sm = 0;
     TOPS_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, l.kernel->fn,
                                                                                    l.threads, l.smem),

@@ -11,6 +11,33 @@
 
 namespace tops::cuda::norm_impl {
 
+// Block size of the warp-team kernels: 4 warps, several rows per block.
+constexpr int kSmallTeamThreads = 128;
+// Register caps (__launch_bounds__ minimum blocks): warp teams holding at
+// most kSmallTeamCappedValues values per thread get 64 registers (8 blocks
+// of 128 threads per SM); block teams of one vector per thread get 32 (a
+// full SM of 2048 threads); other block teams 64 (1024 threads per SM).
+// Dense rows took the same caps: at 10 blocks of 128 threads a standalone
+// replica of 16384x1024 f16 rows ran 28.8 us against 28.2 at 8.
+constexpr int kSmallTeamCappedValues = 32;
+constexpr int kSmallTeamMinBlocks = 8;
+constexpr int kFullSmThreads = 2048;
+constexpr int kHalfSmThreads = 1024;
+constexpr int kBlockTeamMax = 1024;
+
+// Threads of a block of register rows with teams of TEAM threads.
+template <int TEAM>
+constexpr int team_threads() {
+    return TEAM > kSmallTeamThreads ? TEAM : kSmallTeamThreads;
+}
+
+template <int VEC, int ITERS, int TEAM>
+constexpr int regs_min_blocks() {
+    if (TEAM <= kWarpSize) return ITERS * VEC <= kSmallTeamCappedValues ? kSmallTeamMinBlocks : 1;
+    const int threads = ITERS == 1 ? kFullSmThreads : kHalfSmThreads;
+    return threads / TEAM > 1 ? threads / TEAM : 1;
+}
+
 // The one parameter struct of every norm kernel (passed by value).
 struct NormKernelParams {
     const void* x = nullptr;
@@ -140,45 +167,47 @@ __device__ __forceinline__ float team_sum(float v, float* scratch) {
 }
 
 // ---------------------------------------------------------------- dense rows
-// The warp-team register rows for the common case alone: x -> y (LayerNorm
-// or RMSNorm) with no bias, residual or pre-norm output, gamma / beta absent
-// or in x's dtype, 16-byte vectors. A warp owns a row as in norm_regs_kernel;
-// gamma and beta are staged once per block in shared memory, where the
-// general kernel loads them from global memory for every row: streamed rows
-// push them out of L1, and a standalone replica of 16384x1024 f16 rows
-// took 30.9 us that way against 28.2 us with them staged (27.0 us for a
-// copy of the same bytes; docs/performance.md).
-constexpr int kDenseRowsThreads = 128;  // 4 rows per block, as the replica measured
-constexpr int kDenseRowsMinBlocks = 8;  // the replica: 8 blocks 28.2 us, 10 blocks 28.8 us
-
-template <class T, int VEC, int ITERS>
-__global__ void __launch_bounds__(kDenseRowsThreads, kDenseRowsMinBlocks)
+// The register rows of norm_regs_kernel for the common case alone: x -> y
+// (LayerNorm or RMSNorm) with no bias, residual or pre-norm output, gamma /
+// beta absent or in x's dtype, 16-byte vectors. Teams own rows as there
+// (TEAM <= 32: part of a warp, else the whole block); gamma and beta are
+// staged once per block in shared memory, where the general kernel loads
+// them from global memory for every row: streamed rows push them out of
+// L1. A standalone replica of 16384x1024 f16 rows took 30.9 us that way
+// against 28.2 us with them staged (27.0 us for a copy of the same bytes;
+// docs/performance.md). Blocks of 256 threads, or a persistent grid that
+// stages once per block, measured 0.1-3% slower.
+template <class T, int VEC, int ITERS, int TEAM>
+__global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, ITERS, TEAM>()))
     norm_dense_rows_kernel(const __grid_constant__ NormKernelParams p) {
     static_assert(VEC > 1 && VEC * sizeof(T) == 16, "16-byte vectors");
+    static_assert((TEAM & (TEAM - 1)) == 0 && TEAM >= 1 && TEAM <= kBlockTeamMax, "TEAM: power of two");
     using V = Vec<T, VEC>;
-    constexpr int kRowsPerBlock = kDenseRowsThreads / kWarpSize;
+    constexpr int kThreads = team_threads<TEAM>();
+    constexpr int kRowsPerBlock = kThreads / TEAM;
+    __shared__ float scratch[kWarpSize];
     extern __shared__ uint4 dense_smem[];
     V* dense_params = reinterpret_cast<V*>(dense_smem);  // (2, nvec): gamma, then beta (absent: unused)
-    const int64_t nvec = p.cols / VEC;
-    const V* gamma = static_cast<const V*>(p.gamma);
-    const V* beta = static_cast<const V*>(p.beta);
-    for (int64_t i = threadIdx.x; i < nvec; i += kDenseRowsThreads) {
-        if (gamma) dense_params[i] = gamma[i];
-        if (beta) dense_params[nvec + i] = beta[i];
+    const int nvec = int(p.cols / VEC);  // at most kBlockTeamMax * 4 vectors
+    for (int i = threadIdx.x; i < nvec; i += kThreads) {
+        if (p.gamma) dense_params[i] = static_cast<const V*>(p.gamma)[i];
+        if (p.beta) dense_params[nvec + i] = static_cast<const V*>(p.beta)[i];
     }
     __syncthreads();
-    const int lane = threadIdx.x % kWarpSize;
+    const int lane = threadIdx.x % TEAM;
     const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;
-    // The loop bound is uniform per warp so that every lane reaches the shuffles.
-    for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarpSize; row < p.rows;
-         row += int64_t(gridDim.x) * kRowsPerBlock) {
-        const T* xrow = static_cast<const T*>(p.x) + row * p.x_rs;
-        float s[ITERS][VEC];  // (ITERS, VEC) values of the row held by this lane
+    // The loop bound is uniform per block so that every thread reaches the reductions.
+    for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock; base < p.rows;
+         base += int64_t(gridDim.x) * kRowsPerBlock) {
+        const int64_t row = base + threadIdx.x / TEAM;
+        const bool active = row < p.rows;
+        const T* xrow = static_cast<const T*>(p.x) + row * p.x_rs;  // read only when active
+        float s[ITERS][VEC];  // (ITERS, VEC) values of the row held by this thread
         float sum = 0.0f;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
-            const int64_t c = it * kWarpSize + lane;
-            if (c < nvec) {
+            const int c = it * TEAM + lane;
+            if (active && c < nvec) {
                 load_vec_f32<T, VEC>(xrow + c * VEC, s[it]);
             } else {
 #pragma unroll
@@ -187,11 +216,11 @@ __global__ void __launch_bounds__(kDenseRowsThreads, kDenseRowsMinBlocks)
 #pragma unroll
             for (int j = 0; j < VEC; ++j) sum += s[it][j];
         }
-        const float mean = p.rms ? 0.0f : group_sum<kWarpSize>(sum) * inv_cols;
+        const float mean = p.rms ? 0.0f : team_sum<TEAM>(sum, scratch) * inv_cols;
         float sq = 0.0f;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
-            if (it * kWarpSize + lane < nvec) {
+            if (it * TEAM + lane < nvec) {
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) {
                     const float d = s[it][j] - mean;
@@ -199,23 +228,24 @@ __global__ void __launch_bounds__(kDenseRowsThreads, kDenseRowsMinBlocks)
                 }
             }
         }
-        const float rstd = rsqrtf(group_sum<kWarpSize>(sq) * inv_cols + p.eps);
+        const float rstd = rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps);
+        if (!active) continue;
         if (lane == 0) store_stats(p, row, mean, rstd);
         T* yrow = static_cast<T*>(p.y) + row * p.y_rs;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
-            const int64_t c = it * kWarpSize + lane;
+            const int c = it * TEAM + lane;
             if (c >= nvec) continue;
             float o[VEC];
 #pragma unroll
             for (int j = 0; j < VEC; ++j) o[j] = (s[it][j] - mean) * rstd;
-            if (gamma) {
+            if (p.gamma) {
                 float g[VEC];
                 vec_to_f32<T, VEC>(dense_params[c], g);
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) o[j] *= g[j];
             }
-            if (beta) {
+            if (p.beta) {
                 float b[VEC];
                 vec_to_f32<T, VEC>(dense_params[nvec + c], b);
 #pragma unroll
