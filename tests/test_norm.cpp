@@ -335,9 +335,10 @@ std::vector<NormCase> norm_cases() {
     c.alias = Alias::pre_x_y_res;
     v.push_back(c);
     // Dense rows (CUDA: a warp per row of 33-128 16-byte vectors, or 256 for
-    // f32, gamma / beta staged in shared memory): rows ending inside a
-    // lane's vectors, stats, in place, gamma only, more rows than a block
-    // holds; f32 gamma / beta under f16 / bf16 x keep the general kernel.
+    // f32, and 512-thread teams for 2-byte rows of 4096 / 16384; gamma / beta
+    // staged in shared memory): rows ending inside a lane's vectors, stats,
+    // in place, gamma only, more rows than a block or the grid holds; f32
+    // gamma / beta under f16 / bf16 x keep the general kernel.
     c = NormCase{};
     c.name = "ln_dense_h1024_stats";
     c.dims = {37, 1024};
@@ -358,6 +359,18 @@ std::vector<NormCase> norm_cases() {
     c.name = "ln_dense_gamma_only_h520";
     c.dims = {301, 520};
     c.beta = false;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_dense_rows600_h4096_stats";  // block teams, more rows than resident blocks
+    c.dims = {600, 4096};
+    c.stats = true;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "rms_dense_h16384_inplace_y_is_x";
+    c.dims = {5, 16384};
+    c.rms = true;
+    c.beta = false;
+    c.alias = Alias::y_x;
     v.push_back(c);
     c = NormCase{};
     c.name = "ln_dense_f32_params_h512";
