@@ -335,7 +335,7 @@ std::vector<NormCase> norm_cases() {
     c.alias = Alias::pre_x_y_res;
     v.push_back(c);
     // Dense rows (CUDA: a warp per row of 33-128 16-byte vectors, or 256 for
-    // f32, and 512-thread teams for 2-byte rows of 4096 / 16384; gamma / beta
+    // f32, and 512-thread teams for 2-byte rows of 2049-16384; gamma / beta
     // staged in shared memory): rows ending inside a lane's vectors, stats,
     // in place, gamma only, more rows than a block or the grid holds; f32
     // gamma / beta under f16 / bf16 x keep the general kernel.
@@ -361,8 +361,8 @@ std::vector<NormCase> norm_cases() {
     c.beta = false;
     v.push_back(c);
     c = NormCase{};
-    c.name = "ln_dense_rows600_h4096_stats";  // block teams, more rows than resident blocks
-    c.dims = {600, 4096};
+    c.name = "ln_dense_rows300_h8200_stats";  // 512-thread teams, more rows than resident blocks
+    c.dims = {300, 8200};
     c.stats = true;
     v.push_back(c);
     c = NormCase{};
