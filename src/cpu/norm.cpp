@@ -6,6 +6,7 @@
 // gamma, beta and bias reach the kernels as f32 with unit stride: parameters
 // of another dtype or stride are converted into the workspace at execute (a
 // read of cols elements, negligible next to rows x cols).
+#include <cstdlib>
 #include <string>
 
 #include "common/half.hpp"
@@ -61,6 +62,11 @@ public:
                              "over the row from L1/L2 (sum, centered sum of squares, normalize)"
                            : "a row tensor has a non-unit column stride: scalar strided rows, same three passes";
         if (converted_ > 0) why_ += fmt("; ", converted_, " parameter vector(s) converted to f32 in the workspace");
+        // TOPS_CPU_NORM_STREAM=0 keeps cached stores (for comparisons).
+        const char* env = std::getenv("TOPS_CPU_NORM_STREAM");
+        stream_ = vectorized_ && rows_ * cols_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes &&
+                  !(env && env[0] == '0');
+        if (stream_) why_ += fmt("; non-temporal stores of y (y >= ", kStreamMinBytes >> 20, " MiB)");
     }
 
     const char* kernel_name() const override { return name_.c_str(); }
@@ -108,6 +114,7 @@ public:
         a.cols = cols_;
         a.eps = p_.eps;
         a.rms = p_.rms;
+        a.stream = stream_;
         switch (p_.x.dtype) {
             case TOPS_DTYPE_F16: run<TOPS_DTYPE_F16>(ctx, a); break;
             case TOPS_DTYPE_BF16: run<TOPS_DTYPE_BF16>(ctx, a); break;
@@ -153,6 +160,7 @@ private:
     Isa isa_;
     int64_t rows_ = 0, cols_ = 0;
     bool vectorized_ = false;
+    bool stream_ = false;
     int converted_ = 0;
     std::string name_, why_;
 };

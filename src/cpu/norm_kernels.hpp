@@ -32,6 +32,7 @@ struct NormArgs {
     int64_t cols = 0;
     float eps = 0.0f;
     bool rms = false;
+    bool stream = false;  // y is too large to stay cached: non-temporal stores (rows kernel)
     int64_t row_begin = 0, row_end = 0;
 };
 

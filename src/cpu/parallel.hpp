@@ -7,6 +7,12 @@
 
 namespace tops::cpu {
 
+// Outputs at least this large are written with non-temporal stores (softmax,
+// transpose tiles, norm rows): they will not stay in a core's share of the
+// caches for the next op anyway, and skipping the read-for-ownership of y
+// cuts memory traffic from three streams (read x, read + write y) to two.
+constexpr int64_t kStreamMinBytes = 8 << 20;
+
 // Threads for a loop of `work` units when each unit is worth `grain` units of
 // serial work: small problems stay on one thread.
 inline int pick_threads(int requested, int64_t work, int64_t grain) {

@@ -19,11 +19,6 @@ namespace {
 
 // Below this many elements a row range is not worth another thread.
 constexpr int64_t kGrainElements = 32 * 1024;
-// Outputs at least this large are written with non-temporal stores: they
-// will not stay in a core's share of the caches for the next op anyway, and
-// skipping the read-for-ownership of y cuts memory traffic from three
-// streams (read x, read + write y) to two.
-constexpr int64_t kStreamMinBytes = 8 << 20;
 
 enum class Strategy { lastdim, axis, strided };
 

@@ -49,8 +49,6 @@ constexpr int64_t kTileBlockRowBytes = 4096;
 // The tile kernel's cache-line tiles are this many bytes per side.
 constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kTileBlockColBytes = 512;
-// tile: outputs at least this large are written with non-temporal stores.
-constexpr int64_t kStreamMinBytes = 8 << 20;
 constexpr int64_t kStridedBlockElems = 32;    // strided: block edge in elements
 constexpr int64_t kCopyUnitBytes = 64 << 10;  // copy: bytes per work unit
 // Smallest amount of work (bytes of y) worth a thread of its own.

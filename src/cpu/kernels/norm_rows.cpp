@@ -10,7 +10,9 @@
 // nothing extra in memory traffic: a row (up to a few hundred KiB) stays in
 // L1/L2 between the passes, so DRAM sees one read of each input and one write
 // of each output; long rows prefetch the next row during pass 3, so that read
-// overlaps this row's writes. Pass 3 reads element j of every input before
+// overlaps this row's writes. Outputs of 8 MiB or more (kStreamMinBytes) are
+// written with non-temporal stores, which skip the read-for-ownership of y:
+// DRAM then sees two streams, not three. Pass 3 reads element j of every input before
 // writing element j of any output and passes 1-2 write nothing, so y /
 // prenorm may alias x / residual exactly. Reductions use kUnroll independent
 // vector accumulators; tails use masked loads (rowwise_simd.hpp).
@@ -128,21 +130,21 @@ void norm_rows(const NormArgs& a) {
             VecF t = (s - mean) * rstd;
             if (a.gamma) t *= load_any<TOPS_DTYPE_F32>(a.gamma + j, count);
             if (a.beta) t += load_any<TOPS_DTYPE_F32>(a.beta + j, count);
-            store_any<DT>(yr + j, t, count);
+            return t;
         };
-        int64_t j = 0;
         if (n * int64_t(sizeof(T)) >= kPrefetchRowBytes && r + 1 < a.row_end) {
             const T* next_x = x + (r + 1) * a.x_rs;
             const T* next_res = kRes ? res + (r + 1) * a.res_rs : nullptr;
-            for (; j + kLanes <= n; j += kLanes) {
+            row_store<DT>(yr, n, a.stream, [&](int64_t j, int count) {
                 __builtin_prefetch(next_x + j, 0, kPrefetchLocality);
                 if constexpr (kRes) __builtin_prefetch(next_res + j, 0, kPrefetchLocality);
-                out(j, kLanes);
-            }
+                return out(j, count);
+            });
+        } else {
+            row_store<DT>(yr, n, a.stream, out);
         }
-        for (; j + kLanes <= n; j += kLanes) out(j, kLanes);
-        if (j < n) out(j, int(n - j));
     }
+    if (a.stream) stream_fence();  // the non-temporal stores are visible before the threads join
 }
 
 // sum of f(j) over [0, n) in blocks of kScalarBlock terms: the rounding error

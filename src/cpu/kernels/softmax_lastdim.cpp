@@ -125,23 +125,6 @@ float row_exp_sum(const storage_t<DT>* x, const uint8_t* mask, int64_t len, VecF
     return hsum(acc[0]);
 }
 
-// y[j] = f(j, count) for vectors over [0, len), where f returns lanes
-// j .. j+count (count < kLanes only at the ends). With `stream`, full vectors
-// use non-temporal stores once y + j is vector aligned.
-template <tops_dtype_t DT, class F>
-inline void row_store(storage_t<DT>* y, int64_t len, bool stream, F&& f) {
-    using T = storage_t<DT>;
-    int64_t j = 0;
-    const auto misaligned = reinterpret_cast<uintptr_t>(y) % uintptr_t(kVecBytes<DT>);
-    if (stream && misaligned % sizeof(T) == 0) {
-        const int64_t head = misaligned ? std::min<int64_t>(len, kLanes - int64_t(misaligned / sizeof(T))) : 0;
-        if (head > 0) store_partial<DT>(y, f(0, int(head)), int(head));
-        for (j = head; j + kLanes <= len; j += kLanes) store_stream<DT>(y + j, f(j, kLanes));
-    }
-    for (; j + kLanes <= len; j += kLanes) store<DT>(y + j, f(j, kLanes));
-    if (j < len) store_partial<DT>(y + j, f(j, int(len - j)), int(len - j));
-}
-
 template <tops_dtype_t DT>
 inline void row_fill(storage_t<DT>* y, int64_t begin, int64_t end, float value) {
     const storage_t<DT> v = from_float<DT>(value);
