@@ -43,7 +43,8 @@ namespace {
 
 constexpr int kRowsThreads = 256;     // block size of the rows kernel
 constexpr int kRowsWarpMaxLen = 4096;  // rows up to this length get a warp, longer a block
-constexpr int kUnroll = 4;            // independent loads in flight per thread
+constexpr int kUnroll = 4;            // independent loads in flight per thread (columns)
+constexpr int kRowsUnroll = 4;        // independent loads in flight per thread (rows)
 constexpr int kColsLanes = kWarpSize;  // threads along the outputs of a column tile
 constexpr int kColsWarps = 8;         // warps splitting the reduced range of a tile
 constexpr int kFinalThreads = 256;
@@ -186,9 +187,9 @@ __global__ void __launch_bounds__(kRowsThreads)
     if (p.splits > 1) allow_dependent_launch();
     for (int64_t base = int64_t(blockIdx.x) * kTeams; base < items; base += int64_t(gridDim.x) * kTeams) {
         const int64_t w = base + threadIdx.x / TEAM;
-        float acc[kUnroll];
+        float acc[kRowsUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc[u] = Op::init();
+        for (int u = 0; u < kRowsUnroll; ++u) acc[u] = Op::init();
         if (w < items) {
             const int64_t o = w / p.splits;
             const int split = int(w - o * p.splits);
@@ -209,15 +210,15 @@ __global__ void __launch_bounds__(kRowsThreads)
                     if (lane < head) acc[0] = Op::apply(acc[0], ElemTraits<T>::to_float(row[b + lane]));
                     if (lane < e - tail) acc[1] = Op::apply(acc[1], ElemTraits<T>::to_float(row[tail + lane]));
                     const Vec<T, VEC>* vrow = reinterpret_cast<const Vec<T, VEC>*>(row + body);
-                    for (int64_t i0 = lane; i0 < nvec; i0 += int64_t(kUnroll) * TEAM) {
-                        Vec<T, VEC> t[kUnroll];
+                    for (int64_t i0 = lane; i0 < nvec; i0 += int64_t(kRowsUnroll) * TEAM) {
+                        Vec<T, VEC> t[kRowsUnroll];
 #pragma unroll
-                        for (int u = 0; u < kUnroll; ++u) {
+                        for (int u = 0; u < kRowsUnroll; ++u) {
                             const int64_t i = i0 + int64_t(u) * TEAM;
                             if (i < nvec) t[u] = load_with_policy(vrow + i, policy);
                         }
 #pragma unroll
-                        for (int u = 0; u < kUnroll; ++u) {
+                        for (int u = 0; u < kRowsUnroll; ++u) {
                             const int64_t i = i0 + int64_t(u) * TEAM;
                             if (i < nvec) {
                                 float f[VEC];
@@ -228,15 +229,15 @@ __global__ void __launch_bounds__(kRowsThreads)
                         }
                     }
                 } else {
-                    for (int64_t i0 = b + lane; i0 < e; i0 += int64_t(kUnroll) * TEAM) {
-                        T t[kUnroll];
+                    for (int64_t i0 = b + lane; i0 < e; i0 += int64_t(kRowsUnroll) * TEAM) {
+                        T t[kRowsUnroll];
 #pragma unroll
-                        for (int u = 0; u < kUnroll; ++u) {
+                        for (int u = 0; u < kRowsUnroll; ++u) {
                             const int64_t i = i0 + int64_t(u) * TEAM;
                             if (i < e) t[u] = load_with_policy(row + reduced_offset(p.red, i), policy);
                         }
 #pragma unroll
-                        for (int u = 0; u < kUnroll; ++u) {
+                        for (int u = 0; u < kRowsUnroll; ++u) {
                             const int64_t i = i0 + int64_t(u) * TEAM;
                             if (i < e) acc[u] = Op::apply(acc[u], ElemTraits<T>::to_float(t[u]));
                         }
@@ -244,8 +245,13 @@ __global__ void __launch_bounds__(kRowsThreads)
                 }
             }
         }
-        float v = Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3]));
-        static_assert(kUnroll == 4, "the combine above names four accumulators");
+        static_assert((kRowsUnroll & (kRowsUnroll - 1)) == 0, "pairwise combine of a power of two");
+#pragma unroll
+        for (int w = kRowsUnroll / 2; w > 0; w /= 2) {
+#pragma unroll
+            for (int u = 0; u < w; ++u) acc[u] = Op::combine(acc[u], acc[u + w]);
+        }
+        float v = acc[0];
         v = group_reduce<A, kWarpSize>(v);
         if constexpr (TEAM > kWarpSize) {
             const int warp = threadIdx.x / kWarpSize;
