@@ -87,7 +87,6 @@ __global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, IT
     constexpr int kRowsPerBlock = kThreads / TEAM;
     __shared__ float scratch[kWarpSize];
     const int lane = threadIdx.x % TEAM;
-    const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;  // empty rows: mean 0, var 0
     // The loop bound is uniform per block so that every thread reaches the reductions.
     for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock; base < p.rows;
          base += int64_t(gridDim.x) * kRowsPerBlock) {
@@ -117,28 +116,15 @@ __global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, IT
                 }
             }
         }
-        float mean = 0.0f;
-        if (!p.rms) mean = team_sum<TEAM>(sum, scratch) * inv_cols;
-        float sq = 0.0f;
-#pragma unroll
-        for (int it = 0; it < ITERS; ++it) {
-            const int64_t col = int64_t(it * TEAM + lane) * VEC;
-            if (col < p.cols) {
-#pragma unroll
-                for (int j = 0; j < VEC; ++j) {
-                    const float d = s[it][j] - mean;
-                    sq += d * d;
-                }
-            }
-        }
-        const float rstd = rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps);
+        // Vectorized rows have cols % VEC == 0, so the row's vectors are those below cols / VEC.
+        const RowStats st = team_row_stats<TEAM, ITERS, VEC>(p, s, sum, lane, p.cols / VEC, scratch);
         if (!active) continue;
-        if (lane == 0) store_stats(p, row, mean, rstd);
+        if (lane == 0) store_stats(p, row, st.mean, st.rstd);
         // prenorm was written above.
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
             const int64_t col = int64_t(it * TEAM + lane) * VEC;
-            if (col < p.cols) store_outputs<T, VEC>(p, row, col, s[it], mean, rstd, false);
+            if (col < p.cols) store_outputs<T, VEC>(p, row, col, s[it], st.mean, st.rstd, false);
         }
     }
 }

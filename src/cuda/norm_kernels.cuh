@@ -166,6 +166,35 @@ __device__ __forceinline__ float team_sum(float v, float* scratch) {
     }
 }
 
+struct RowStats {
+    float mean;  // 0 for RMSNorm
+    float rstd;
+};
+
+// Statistics of a row held in registers by a team of TEAM threads: this
+// thread holds the row's vectors it * TEAM + lane (those < nvec) in s and
+// the sum of its values in `sum` (vectors past the row hold 0). Exact two
+// passes: the mean first, then the sum of squared deviations (RMSNorm: of
+// the values). Rows of no columns get mean 0 and rstd 1 / sqrt(eps).
+template <int TEAM, int ITERS, int VEC>
+__device__ __forceinline__ RowStats team_row_stats(const NormKernelParams& p, const float (&s)[ITERS][VEC], float sum,
+                                                   int lane, int64_t nvec, float* scratch) {
+    const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;
+    const float mean = p.rms ? 0.0f : team_sum<TEAM>(sum, scratch) * inv_cols;
+    float sq = 0.0f;
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it) {
+        if (it * TEAM + lane < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) {
+                const float d = s[it][j] - mean;
+                sq += d * d;
+            }
+        }
+    }
+    return {mean, rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps)};
+}
+
 // ---------------------------------------------------------------- dense rows
 // The register rows of norm_regs_kernel for the common case alone: x -> y
 // (LayerNorm or RMSNorm) with no bias, residual or pre-norm output, gamma /
@@ -195,7 +224,6 @@ __global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, IT
     }
     __syncthreads();
     const int lane = threadIdx.x % TEAM;
-    const float inv_cols = p.cols > 0 ? 1.0f / float(p.cols) : 0.0f;
     // The loop bound is uniform per block so that every thread reaches the reductions.
     for (int64_t base = int64_t(blockIdx.x) * kRowsPerBlock; base < p.rows;
          base += int64_t(gridDim.x) * kRowsPerBlock) {
@@ -216,21 +244,9 @@ __global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, IT
 #pragma unroll
             for (int j = 0; j < VEC; ++j) sum += s[it][j];
         }
-        const float mean = p.rms ? 0.0f : team_sum<TEAM>(sum, scratch) * inv_cols;
-        float sq = 0.0f;
-#pragma unroll
-        for (int it = 0; it < ITERS; ++it) {
-            if (it * TEAM + lane < nvec) {
-#pragma unroll
-                for (int j = 0; j < VEC; ++j) {
-                    const float d = s[it][j] - mean;
-                    sq += d * d;
-                }
-            }
-        }
-        const float rstd = rsqrtf(team_sum<TEAM>(sq, scratch) * inv_cols + p.eps);
+        const RowStats st = team_row_stats<TEAM, ITERS, VEC>(p, s, sum, lane, nvec, scratch);
         if (!active) continue;
-        if (lane == 0) store_stats(p, row, mean, rstd);
+        if (lane == 0) store_stats(p, row, st.mean, st.rstd);
         T* yrow = static_cast<T*>(p.y) + row * p.y_rs;
 #pragma unroll
         for (int it = 0; it < ITERS; ++it) {
@@ -238,7 +254,7 @@ __global__ void __launch_bounds__(team_threads<TEAM>(), (regs_min_blocks<VEC, IT
             if (c >= nvec) continue;
             float o[VEC];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) o[j] = (s[it][j] - mean) * rstd;
+            for (int j = 0; j < VEC; ++j) o[j] = (s[it][j] - st.mean) * st.rstd;
             if (p.gamma) {
                 float g[VEC];
                 vec_to_f32<T, VEC>(dense_params[c], g);
