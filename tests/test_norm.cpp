@@ -373,6 +373,13 @@ std::vector<NormCase> norm_cases() {
     c.alias = Alias::y_x;
     v.push_back(c);
     c = NormCase{};
+    c.name = "rms_padded_rows128_h16387";  // CPU f32: y of 8 MiB or more, streamed from unaligned row starts
+    c.dims = {128, 16387};
+    c.rms = true;
+    c.beta = false;
+    c.layout = Layout::Padded;
+    v.push_back(c);
+    c = NormCase{};
     c.name = "ln_dense_f32_params_h512";
     c.dims = {11, 512};
     c.f32_params = true;
