@@ -12,4 +12,12 @@ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // `a` rounded up to a multiple of `b`.
 constexpr int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// Whether a * b == p; a product that overflows int64 equals nothing (layout
+// merges test stride * dim against the next stride, where any stride may
+// come from the caller).
+inline bool product_equals(int64_t a, int64_t b, int64_t p) {
+    int64_t r;
+    return !__builtin_mul_overflow(a, b, &r) && r == p;
+}
+
 }  // namespace tops

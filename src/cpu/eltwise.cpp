@@ -10,6 +10,7 @@
 // does not depend on the split.
 #include <string>
 
+#include "common/int_math.hpp"
 #include "common/status.hpp"
 #include "cpu/eltwise_kernels.hpp"
 #include "cpu/isa.hpp"
@@ -53,14 +54,17 @@ EltwiseArgs geometry(const EltwiseParams& p) {
     a.act = p.act;
     a.num_inputs = p.num_inputs;
     for (int i = 0; i < p.num_inputs; ++i) a.coefs[i] = p.coefs[i];
+    // An empty y writes nothing (execute returns at once); its other dims may
+    // multiply past int64, so they are not merged.
+    if (p.y.numel() == 0) return a;
     int rank = 0;
     int64_t dims[kMaxRank], ys[kMaxRank], xs[kMaxEltwiseInputs][kMaxRank];
     for (int d = 0; d < p.y.rank; ++d) {
         const int64_t dim = p.y.dims[d];
         if (dim == 1) continue;
-        bool mergeable = rank > 0 && ys[rank - 1] == p.y.strides[d] * dim;
+        bool mergeable = rank > 0 && product_equals(p.y.strides[d], dim, ys[rank - 1]);
         for (int i = 0; i < p.num_inputs && mergeable; ++i) {
-            mergeable = xs[i][rank - 1] == p.in[i].strides[d] * dim;
+            mergeable = product_equals(p.in[i].strides[d], dim, xs[i][rank - 1]);
         }
         const int k = mergeable ? rank - 1 : rank++;
         dims[k] = mergeable ? dims[k] * dim : dim;

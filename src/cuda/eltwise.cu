@@ -31,6 +31,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/int_math.hpp"
 #include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
@@ -443,11 +444,13 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
     // Drop size-1 dims, then merge neighbours that every tensor continues.
     int64_t dims[kMaxRank], ys[kMaxRank], is[kMaxEltwiseInputs][kMaxRank];
     int nd = 0;
-    for (int i = 0; i < ep.y.rank; ++i) {
+    // An empty y launches nothing; its other dims may multiply past int64, so they are not merged.
+    const int y_rank = ep.y.numel() == 0 ? 0 : ep.y.rank;
+    for (int i = 0; i < y_rank; ++i) {
         if (ep.y.dims[i] == 1) continue;
         const int64_t d = ep.y.dims[i];
-        bool merge = nd > 0 && ys[nd - 1] == ep.y.strides[i] * d;
-        for (int k = 0; k < ni && merge; ++k) merge = is[k][nd - 1] == ep.in[k].strides[i] * d;
+        bool merge = nd > 0 && product_equals(ep.y.strides[i], d, ys[nd - 1]);
+        for (int k = 0; k < ni && merge; ++k) merge = product_equals(ep.in[k].strides[i], d, is[k][nd - 1]);
         if (merge) {
             dims[nd - 1] *= d;
             ys[nd - 1] = ep.y.strides[i];
