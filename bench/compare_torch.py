@@ -551,11 +551,13 @@ def cudnn_conv(x, w, stride, pad, tf32):
 def conv2d_family(b):
     """tops conv2d vs F.conv2d (cuDNN, benchmark=True): f16 NHWC (channels_last) and f32 NCHW, where f32 runs
     against cuDNN in strict f32 and with TF32 allowed (PyTorch's default for convolutions).
-    FLOPs 2*N*K*P*Q*C*R*S. TOPS_BENCH_CONV_SWEEP=1 also times every tensor-core tile config (f16)."""
+    FLOPs 2*N*K*P*Q*C*R*S. TOPS_BENCH_CONV_SWEEP=1 also times every tensor-core tile config."""
     import os
     b.family("conv2d", "compute")
     sweep = os.environ.get("TOPS_BENCH_CONV_SWEEP") == "1"
-    configs = ("128x128x32_s4_w64x32", "128x64x32_s4_w64x32", "64x64x64_s4_w32x32", "64x64x32_s6_w32x32")
+    # Tensor-core tile configs as (BM, BN, reduction bytes per tile row, stages, warp tile).
+    configs = ((128, 128, 64, 4, "64x32"), (128, 64, 64, 4, "64x32"), (64, 64, 128, 4, "32x32"),
+               (64, 64, 64, 6, "32x32"))
     for dt_name in ("float16", "float32"):
         for n, c, hw, k, rs, stride, pad in CONV_LAYERS:
             nhwc = dt_name == "float16"
@@ -585,8 +587,9 @@ def conv2d_family(b):
             flops = 2.0 * n * k * p * p * c * rs * rs
             b.compare("conv2d", case, "conv2d", dt_name, (n, c, hw, hw, k, rs, rs, stride, pad), run, y, ref, base,
                       flops=flops, rounds=max(b.rounds, 3))
-            if sweep and nhwc:
-                for cfg in configs:
+            if sweep:
+                for bm, bn, kb, stages, warp in configs:
+                    cfg = "%dx%dx%d_s%d_w%s" % (bm, bn, kb // x.element_size(), stages, warp)
                     os.environ["TOPS_CONV_IGEMM_CONFIG"] = cfg
                     try:
                         r2 = make()

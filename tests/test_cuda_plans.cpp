@@ -375,6 +375,43 @@ TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
     }
 }
 
+// f32 convolutions take the tensor-core implicit GEMM as 3xTF32 (NCHW and
+// the 3-channel stem through the repack); grouped convolutions whose channels
+// per group are not whole 16-byte chunks keep the f32 FMA kernel.
+TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
+    struct Case {
+        int64_t c, k, groups, r;
+        bool nhwc, tensor_cores;
+    };
+    const Case cases[] = {
+        {64, 64, 1, 3, false, true}, {64, 64, 1, 3, true, true}, {3, 16, 1, 7, false, true},
+        {16, 16, 2, 3, false, true}, {6, 6, 2, 3, false, false},
+    };
+    for (const Case& c : cases) {
+        const int64_t x_nhwc[4] = {2, 14, 14, c.c}, w_krsc[4] = {c.k, c.r, c.r, c.c / c.groups},
+                      y_nhwc[4] = {2, 14, 14, c.k};
+        const int64_t x_nchw[4] = {2, c.c, 14, 14}, w_kcrs[4] = {c.k, c.c / c.groups, c.r, c.r},
+                      y_nchw[4] = {2, c.k, 14, 14};
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        d.layout = c.nhwc ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
+        d.filter_layout = c.nhwc ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
+        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 4, c.nhwc ? x_nhwc : x_nchw, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.w, TOPS_DTYPE_F32, 4, c.nhwc ? w_krsc : w_kcrs, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F32, 4, c.nhwc ? y_nhwc : y_nchw, nullptr));
+        d.groups = int32_t(c.groups);
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = int32_t(c.r / 2);
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        const bool tc = name.find("_igemm_nhwc_") != std::string::npos && name.find("_3xtf32") != std::string::npos;
+        EXPECT_EQ(tc, c.tensor_cores) << "c " << c.c << " groups " << c.groups << " r " << c.r << ": " << name;
+        if (!c.tensor_cores) {
+            EXPECT_NE(name.find("_simt_"), std::string::npos) << name;
+        }
+    }
+}
+
 #endif
 
 }  // namespace

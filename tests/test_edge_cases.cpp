@@ -758,6 +758,55 @@ TEST_P(EdgeTest, Conv2dNaNReachesItsWindowAndEmptyBatchRuns) {
     }
 }
 
+// f32 conv2d (3xTF32 on CUDA splits each operand into two TF32 parts): +inf
+// in x makes exactly the outputs whose window covers it +inf (every term is
+// positive), and a value next to the f32 maximum, which rounds past the range
+// as TF32, still gives finite outputs of the right size.
+TEST_P(EdgeTest, Conv2dF32InfinityAndHugeValues) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    const tops_dtype_t dt = TOPS_DTYPE_F32;
+    // x in [0.25, 1], w in [0.05, 0.8]: a plain output is below 72 * 0.8,
+    // one that sums huge * w is at least huge * 0.05.
+    const double huge = double(std::numeric_limits<float>::max()), weight = 0.05, kPlainBound = 100.0;
+    const int64_t c = 8, k = 8, h = 6, w = 9, inf_h = 1, inf_w = 1, huge_h = 4, huge_w = 7;
+    // NHWC x [1, H, W, C], KRSC w [K, 3, 3, C], pad 1: y [1, H, W, K].
+    Tensor x = filled(dt, {1, h, w, c}, 0.25), wt = filled(dt, {k, 3, 3, c}, weight);
+    Tensor y = poisoned(dt, {1, h, w, k});
+    const int64_t at_inf[] = {0, inf_h, inf_w, 5}, at_huge[] = {0, huge_h, huge_w, 2};
+    x.set_value(x.offset(at_inf), kInf);
+    x.set_value(x.offset(at_huge), huge);
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.layout = TOPS_CONV_NHWC;
+    d.filter_layout = TOPS_CONV_FILTER_KRSC;
+    d.x = x.desc();
+    d.w = wt.desc();
+    d.y = y.desc();
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    RunSpec spec;
+    spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
+    spec.y = &y;
+    ASSERT_TRUE(
+        run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_conv2d_create(ctx, &d, op); }, spec));
+    for (int64_t p = 0; p < h; ++p) {
+        for (int64_t q = 0; q < w; ++q) {
+            const bool by_inf = std::abs(p - inf_h) <= 1 && std::abs(q - inf_w) <= 1;
+            const bool by_huge = std::abs(p - huge_h) <= 1 && std::abs(q - huge_w) <= 1;
+            for (int64_t o = 0; o < k; ++o) {
+                const int64_t idx[] = {0, p, q, o};
+                const double v = y.value(y.offset(idx));
+                if (by_inf) {
+                    EXPECT_EQ(v, kInf) << p << "," << q << "," << o;
+                } else if (by_huge) {
+                    EXPECT_TRUE(std::isfinite(v) && v >= huge * weight) << p << "," << q << "," << o << " = " << v;
+                } else {
+                    EXPECT_TRUE(std::isfinite(v) && v < kPlainBound) << p << "," << q << "," << o << " = " << v;
+                }
+            }
+        }
+    }
+}
+
 // pad copies token rows bit for bit (NaN payloads, infinities, -0) and
 // writes all-zero bits past each sequence's length; a batch of 0 runs.
 TEST_P(EdgeTest, PadCopiesNonFiniteBitsAndZeroesPadding) {

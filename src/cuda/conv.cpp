@@ -5,23 +5,25 @@
 //     GEMM plan (common/conv_gemm.hpp): (pixels, C) @ (C, K), batched over
 //     images unless they continue each other (NHWC)
 //   depthwise (C per group 1, groups > 1)    -> conv_depthwise (direct)
-//   f16/bf16                                  -> conv_igemm (tensor cores); x and w
-//     that are not channels-last with C per group % 8 == 0 and 8-element strides
-//     are first repacked into the workspace as dense NHWC / KRSC with channels
-//     zero-padded to a multiple of 8 (NCHW, the 3-channel stem, odd strides)
-//   f32, grouped f16/bf16 with C per group % 8 != 0 -> conv_simt (f32 FMA)
+//   otherwise                                 -> conv_igemm (tensor cores; f32 as
+//     3xTF32); x and w that are not channels-last with C per group a multiple
+//     of a 16-byte chunk (8 f16 / bf16, 4 f32) and chunk-multiple strides are
+//     first repacked into the workspace as dense NHWC / KRSC with channels
+//     zero-padded to a chunk (NCHW, the 3-channel stem, odd strides)
+//   grouped with C per group not a chunk multiple, filters over 32 taps
+//                                             -> conv_simt (f32 FMA)
 //
 // Pointer alignment is only known at execute: a tensor-core plan whose x or w
 // pointer (or workspace) is not 16-byte aligned runs the SIMT kernel instead, and the 16-byte
-// epilogue is used only when y (and residual) are aligned. f32 always runs
-// exact f32 arithmetic (TOPS_CONV_ALLOW_TF32 allows TF32 but does not require it).
+// epilogue is used only when y (and residual) are aligned. f32 keeps f32
+// accuracy on either path (3xTF32 or FMA); TOPS_CONV_ALLOW_TF32 allows TF32
+// but does not require it.
 // TOPS_CONV_IGEMM_CONFIG=<config name> forces a tensor-core tile config
 // (benchmarking the tile choice).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <string>
 
@@ -33,7 +35,6 @@
 namespace tops::cuda {
 namespace {
 
-constexpr int kVecElems = 8;       // 16 bytes of f16 / bf16
 constexpr int kMaxMaskTaps = 32;   // igemm keeps one bit per filter row / column
 constexpr size_t kVecBytes = 16;
 constexpr size_t kWorkspaceAlign = 256;
@@ -66,11 +67,11 @@ bool strides_multiple(const int64_t (&s)[4], int skip, int64_t v) {
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 // Tile config for the tensor-core kernel.
-IgemmConfig choose_igemm(const ConvKernelParams& kp, const DeviceInfo& dev, std::string* why) {
+IgemmConfig choose_igemm(const ConvKernelParams& kp, tops_dtype_t dtype, const DeviceInfo& dev, std::string* why) {
     const char* env = std::getenv("TOPS_CONV_IGEMM_CONFIG");
     if (env && env[0]) {
         for (int c = 0; c < int(IgemmConfig::count); ++c) {
-            if (std::strcmp(env, igemm_config_name(IgemmConfig(c))) == 0) {
+            if (igemm_config_name(IgemmConfig(c), dtype) == env) {
                 *why = "forced by TOPS_CONV_IGEMM_CONFIG";
                 return IgemmConfig(c);
             }
@@ -83,6 +84,13 @@ IgemmConfig choose_igemm(const ConvKernelParams& kp, const DeviceInfo& dev, std:
     // (149 vs 141; 128x128 would leave 80 of 132 SMs idle there). Problems
     // with fewer 64x64 CTAs than SMs stay on 64x64 and split K instead.
     const int64_t m = int64_t(kp.n) * kp.p * kp.q;
+    if (dtype == TOPS_DTYPE_F32) {
+        // f32 (3xTF32, 3 CTAs per SM): 64x64x16 ran fastest or within 2% on
+        // all five implicit-GEMM ResNet layers (14x14 K256 0.256 ms against
+        // 0.299 at 128x128, 7x7 K512 0.344 against 0.360 at 128x64).
+        *why = "64x64x16: the f32 tile";
+        return IgemmConfig::k64x64k32;
+    }
     auto ctas = [&](int64_t bm, int64_t bn) { return (m + bm - 1) / bm * ((kp.k + bn - 1) / bn) * kp.groups; };
     const int64_t slots = int64_t(dev.sm_count) * kSplitCtasPerSm;
     const int64_t small = ctas(kSplitTile, kSplitTile);
@@ -196,17 +204,17 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     simt_cfg_ = simt_tiles < dev.sm_count ? SimtConfig::k64x64 : SimtConfig::k128x128;
     const std::string simt_name = fmt("conv2d_", dt, "_simt_", simt_config_name(simt_cfg_));
 
-    const bool half = dtype_ == TOPS_DTYPE_F16 || dtype_ == TOPS_DTYPE_BF16;
+    // Channels per 16-byte chunk: the tensor-core kernel's unit of x and w.
+    const int vec = int(kVecBytes / dtype_size(dtype_));
     auto operand_ok = [&](const int64_t (&st)[4]) {
-        return kp_.c % kVecElems == 0 && st[1] == 1 && strides_multiple(st, 1, kVecElems);
+        return kp_.c % vec == 0 && st[1] == 1 && strides_multiple(st, 1, vec);
     };
     repack_x_ = !operand_ok(kp_.xs);
     repack_w_ = !operand_ok(kp_.ws);
     std::string no_tc;
-    if (!half) no_tc = "f32 (exact f32 FMA)";
-    else if (kp_.r > kMaxMaskTaps || kp_.s > kMaxMaskTaps) no_tc = "filter larger than 32 taps";
-    else if ((repack_x_ || repack_w_) && kp_.groups > 1 && kp_.c % kVecElems != 0)
-        no_tc = fmt("grouped, channels per group ", kp_.c, " % 8 != 0");
+    if (kp_.r > kMaxMaskTaps || kp_.s > kMaxMaskTaps) no_tc = "filter larger than 32 taps";
+    else if ((repack_x_ || repack_w_) && kp_.groups > 1 && kp_.c % vec != 0)
+        no_tc = fmt("grouped, channels per group ", kp_.c, " % ", vec, " != 0");
     if (!no_tc.empty()) {
         path_ = Path::simt;
         name_ = simt_name;
@@ -214,14 +222,14 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         return Status::ok();
     }
     // Operands that are not dense-enough channels-last are rewritten into the
-    // workspace as dense NHWC / KRSC, channels zero-padded to a multiple of 8.
+    // workspace as dense NHWC / KRSC, channels zero-padded to a whole chunk.
     ikp_ = kp_;
-    const int64_t cpad_g = (int64_t(kp_.c) + kVecElems - 1) / kVecElems * kVecElems;
+    const int64_t cpad_g = (int64_t(kp_.c) + vec - 1) / vec * vec;
     const int64_t cx = cpad_g * kp_.groups;
     size_t off = 0;
-    auto reserve = [&](int64_t elems) {
+    auto reserve = [&](int64_t elems, size_t elem_bytes) {
         const size_t at = off;
-        off += (size_t(elems) * dtype_size(dtype_) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+        off += (size_t(elems) * elem_bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
         return at;
     };
     if (repack_x_ || repack_w_) ikp_.c = int(cpad_g);
@@ -234,7 +242,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         xr_.cpad = cx;
         const int64_t xs[4] = {int64_t(kp_.h) * kp_.w_in * cx, 1, int64_t(kp_.w_in) * cx, cx};
         for (int i = 0; i < 4; ++i) ikp_.xs[i] = xs[i];
-        off_x_ = reserve(int64_t(kp_.n) * kp_.h * kp_.w_in * cx);
+        off_x_ = reserve(int64_t(kp_.n) * kp_.h * kp_.w_in * cx, dtype_size(dtype_));
     }
     if (repack_w_) {
         wr_.dims[0] = int64_t(kp_.k) * kp_.groups;
@@ -245,11 +253,11 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         wr_.cpad = cpad_g;
         const int64_t ws[4] = {int64_t(kp_.r) * kp_.s * cpad_g, 1, int64_t(kp_.s) * cpad_g, cpad_g};
         for (int i = 0; i < 4; ++i) ikp_.ws[i] = ws[i];
-        off_w_ = reserve(wr_.dims[0] * kp_.r * kp_.s * cpad_g);
+        off_w_ = reserve(wr_.dims[0] * kp_.r * kp_.s * cpad_g, dtype_size(dtype_));
     }
     path_ = Path::igemm;
     std::string cfg_why;
-    igemm_cfg_ = choose_igemm(kp_, dev, &cfg_why);
+    igemm_cfg_ = choose_igemm(kp_, dtype_, dev, &cfg_why);
     // Split-K only when the 64x64 tiles leave SMs without any CTA (fewer CTAs
     // than SMs, e.g. batch-1 7x7 layers). Measured on H100: splitting ResNet
     // layer 4 (200 CTAs, 0.38 of the resident slots) in 2 ran it at 122
@@ -257,23 +265,25 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     // than the added CTAs gain), so partially filled waves are not split.
     const int64_t ctas = (m + kSplitTile - 1) / kSplitTile * ((kp_.k + kSplitTile - 1) / kSplitTile) * kp_.groups;
     const int64_t slots = int64_t(dev.sm_count) * kSplitCtasPerSm;
-    const int64_t k_tiles = (int64_t(kp_.r) * kp_.s * (ikp_.c / kVecElems) + kSplitChunksPerTile - 1) /
+    const int64_t k_tiles = (int64_t(kp_.r) * kp_.s * (ikp_.c / vec) + kSplitChunksPerTile - 1) /
                             kSplitChunksPerTile;
     if (ctas * kSplitCtasPerSm <= slots) {
         ikp_.splits = int(std::max<int64_t>(
             1, std::min<int64_t>({kMaxSplits, slots / std::max<int64_t>(ctas, 1), k_tiles / kMinTilesPerSplit})));
     }
-    // f32 partials: two f16/bf16-sized elements each.
-    if (ikp_.splits > 1) off_partial_ = reserve(int64_t(ikp_.splits) * m * kp_.k * kp_.groups * 2);
+    if (ikp_.splits > 1) off_partial_ = reserve(int64_t(ikp_.splits) * m * kp_.k * kp_.groups, sizeof(float));
     workspace_ = off;
-    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kVecElems == 0 && strides_multiple(kp_.ys, 1, kVecElems) &&
-                       (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, kVecElems)));
+    // The 16-byte epilogue stores 8 channels per thread in whole chunks.
+    constexpr int kEpiChannels = 8;
+    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kEpiChannels == 0 && strides_multiple(kp_.ys, 1, vec) &&
+                       (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, vec)));
     {
         DeviceScope scope(device_);
         TOPS_RETURN_IF_ERROR(scope.status());
         TOPS_RETURN_IF_ERROR(igemm_prepare(igemm_cfg_, dtype_));
     }
-    name_ = fmt("conv2d_", dt, "_igemm_nhwc_", igemm_config_name(igemm_cfg_), "_mma16816",
+    const std::string cfg_name = igemm_config_name(igemm_cfg_, dtype_);
+    name_ = fmt("conv2d_", dt, "_igemm_nhwc_", cfg_name, dtype_ == TOPS_DTYPE_F32 ? "_mma1688_3xtf32" : "_mma16816",
                 repack_x_ || repack_w_ ? "_repack" : "");
     const std::string sm90_why = std::getenv("TOPS_CONV_IGEMM_CONFIG")
                                      ? std::string("TOPS_CONV_IGEMM_CONFIG forces the mma.sync tiles")
@@ -281,9 +291,10 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     sm90_ = sm90_why.empty();
     sm_count_ = dev.sm_count;
     why_ = fmt("tensor-core implicit GEMM M=", m, " N=", kp_.k, " K=", int64_t(kp_.r) * kp_.s * kp_.c, " groups ",
-               kp_.groups, ", tile ", igemm_config_name(igemm_cfg_), " (", cfg_why, "), epilogue ",
+               kp_.groups, ", tile ", cfg_name, " (", cfg_why, "), epilogue ",
                vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "scalar (y strides)",
                repack_x_ ? "; x repacked to dense NHWC" : "", repack_w_ ? "; w repacked to dense KRSC" : "",
+               dtype_ == TOPS_DTYPE_F32 ? "; f32 as 3xTF32" : "",
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);

@@ -1,7 +1,8 @@
 // The CUDA Conv2d kernels' shared parameter struct and launchers.
 //   conv_sm90.cu       Hopper implicit GEMM (TMA + wgmma; NHWC f16/bf16, stride 1)
-//   conv_igemm.cu      tensor-core implicit GEMM (NHWC f16/bf16, channels % 8 == 0)
-//   conv_simt.cu       f32-FMA implicit GEMM for every other layout and dtype
+//   conv_igemm.cu      tensor-core implicit GEMM (NHWC, channels a multiple of a
+//                      16-byte chunk; f16/bf16, f32 as 3xTF32)
+//   conv_simt.cu       f32-FMA implicit GEMM for what the others do not take
 //   conv_depthwise.cu  direct depthwise kernel (groups == input channels)
 //   conv.cpp           the plan: ConvParams -> ConvKernelParams, kernel choice
 #pragma once
@@ -51,17 +52,16 @@ struct ConvKernelParams {
 
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).
 enum class IgemmConfig { k128x128, k128x64, k64x64, k64x64k32, count };
-const char* igemm_config_name(IgemmConfig c);
-// Shared-memory bytes the config's kernel uses (0 = unknown config).
-int igemm_smem_bytes(IgemmConfig c);
+// "BMxBNxBK_sSTAGES_wWMxWN", BK in elements of dtype.
+std::string igemm_config_name(IgemmConfig c, tops_dtype_t dtype);
 // Raises the kernels' dynamic shared-memory limit on the current device.
 Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype);
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream);
 
 // dst (d0, d2, d3, cpad) dense = src (d0, d1, d2, d3) in any strides, channel
-// dim d1 zero-padded to cpad (a multiple of 8): x or w rewritten as dense
-// NHWC / KRSC for the tensor-core kernel (NCHW f16/bf16, channel counts not a
-// multiple of 8, odd strides).
+// dim d1 zero-padded to cpad (a multiple of a 16-byte chunk): x or w rewritten
+// as dense NHWC / KRSC for the tensor-core kernel (NCHW, channel counts not a
+// multiple of a chunk, odd strides).
 struct ConvRepackParams {
     const void* src = nullptr;
     void* dst = nullptr;

@@ -47,27 +47,34 @@ __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const 
         ElemTraits<T>::from_float(activate(p.act, v));
 }
 
-// Eight consecutive channels ko .. ko + 7 with 16-byte (f16/bf16) accesses;
-// requires p.vec_out.
+// Eight consecutive channels ko .. ko + 7 with 16-byte accesses (one for
+// f16/bf16, two for f32); requires p.vec_out.
 template <class T>
 __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const ConvPixel& px, int64_t ko,
                                                 const float (&acc)[8]) {
-    static_assert(sizeof(T) == 2, "16-byte epilogue vectors hold 8 two-byte elements");
-    using V = Vec<T, 8>;
-    float v[8];
+    constexpr int kLen = 8, kPer = 16 / int(sizeof(T));
+    static_assert(kLen % kPer == 0, "whole 16-byte vectors");
+    using V = Vec<T, kPer>;
+    float v[kLen];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
+    for (int e = 0; e < kLen; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
     if (p.residual) {
-        const T* r = static_cast<const T*>(p.residual);
-        const V rv = *reinterpret_cast<const V*>(r + px.n * p.res[0] + ko + px.oh * p.res[2] + px.ow * p.res[3]);
+        const T* r = static_cast<const T*>(p.residual) + (px.n * p.res[0] + ko + px.oh * p.res[2] + px.ow * p.res[3]);
 #pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] += p.beta * ElemTraits<T>::to_float(rv.v[e]);
+        for (int c = 0; c < kLen / kPer; ++c) {
+            const V rv = reinterpret_cast<const V*>(r)[c];
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) v[c * kPer + e] += p.beta * ElemTraits<T>::to_float(rv.v[e]);
+        }
     }
-    V out;
+    T* y = static_cast<T*>(p.y) + (px.n * p.ys[0] + ko + px.oh * p.ys[2] + px.ow * p.ys[3]);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) out.v[e] = ElemTraits<T>::from_float(activate(p.act, v[e]));
-    T* y = static_cast<T*>(p.y);
-    *reinterpret_cast<V*>(y + px.n * p.ys[0] + ko + px.oh * p.ys[2] + px.ow * p.ys[3]) = out;
+    for (int c = 0; c < kLen / kPer; ++c) {
+        V out;
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) out.v[e] = ElemTraits<T>::from_float(activate(p.act, v[c * kPer + e]));
+        reinterpret_cast<V*>(y)[c] = out;
+    }
 }
 
 }  // namespace tops::cuda

@@ -1,5 +1,5 @@
 // Conv2d forward as an implicit GEMM on tensor cores (NHWC activations, KRSC
-// filters, f16/bf16 with f32 accumulation).
+// filters; f16/bf16, and f32 as 3xTF32, all with f32 accumulation).
 //
 // Strategy: per group, y (M = N*P*Q pixels x K channels) = A (M x R*S*C) *
 // B^T (K x R*S*C), where row m of A is the receptive field of pixel m, never
@@ -16,11 +16,23 @@
 // issues mma.sync m16n8k16 over its (WM, WN) tile. The epilogue stages the
 // f32 accumulators through shared memory so that bias, residual, activation
 // and the f16/bf16 conversion run on 8 consecutive channels with 16-byte
-// loads and stores.
+// loads and stores (or, for y with unit pixel stride such as NCHW, on
+// consecutive pixels across the threads).
 //
-// Requirements (checked by the plan): channels per group % 8 == 0, unit
-// channel strides of x and w, every other x/w stride % 8 == 0, 16-byte aligned
-// x and w, R and S <= 32, N*P*Q < 2^31.
+// f32 runs the same kernel byte for byte: a 16-byte chunk is 4 channels
+// instead of 8, and the fragments ldmatrix gives for a 32-byte k-step are the
+// TF32 fragments of an m16n8k8 tile (mma.cuh). Each fragment register is
+// split into TF32 big + small and a step issues three MMAs (small * big,
+// big * small, big * big; small * small, ~2^-22 relative, is dropped), which
+// keeps f32 accuracy (1-4e-7 relative on the ResNet layers, against 4e-7 to
+// 1e-6 for the f32 FMA kernel) at tensor-core speed. Measured alternative:
+// splitting once in the repack kernel into big / small planes (two tiles per
+// operand, no split instructions in the loop) ran no faster (0.49-0.73x
+// against 0.49-0.81x cuDNN f32) and costs a pass over x.
+//
+// Requirements (checked by the plan): channels per group a multiple of a
+// 16-byte chunk, unit channel strides of x and w, every other x/w stride a
+// multiple of a chunk, 16-byte aligned x and w, R and S <= 32, N*P*Q < 2^31.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -34,21 +46,28 @@ namespace tops::cuda {
 namespace {
 
 constexpr int kChunkBytes = 16;     // one cp.async / one ldmatrix row
-constexpr int kElemsPerChunk = 8;   // f16 / bf16 elements per chunk
+constexpr int kStepBytes = 32;      // one k-step: k16 of f16 / bf16, k8 of TF32
 constexpr int kEpiPad = 8;          // f32 padding per staged row: conflict-free float2 stores
+constexpr int kEpiVec = 8;          // channels per thread in the channel-major epilogue
 
-// Tile traits: (BM pixels, BN channels, BK reduction) per CTA, (WM, WN) per warp.
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_>
+template <class T>
+constexpr int kChunkElems = kChunkBytes / int(sizeof(T));  // 8 f16 / bf16, 4 f32
+
+// Tile traits: (BM pixels, BN channels, KB bytes of reduction per smem row)
+// per CTA, (WM, WN) per warp. A row holds KB / sizeof(T) reduction elements:
+// BK = 32 for f16 / bf16 is 16 for f32 at the same KB = 64.
+template <int BM_, int BN_, int KB_, int WM_, int WN_, int STAGES_, int MIN_BLOCKS_>
 struct IgemmTile {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int BM = BM_, BN = BN_, KB = KB_, WM = WM_, WN = WN_, STAGES = STAGES_;
     static constexpr int kMinBlocks = MIN_BLOCKS_;  // CTAs per SM the register budget must allow
     static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
     static constexpr int kThreads = kWarpsM * kWarpsN * 32;
     static constexpr int MT = WM / 16, NT = WN / 8;  // mma tiles per warp
-    static constexpr int CPR = BK / kElemsPerChunk;  // 16-byte chunks per smem row
+    static constexpr int CPR = KB / kChunkBytes;     // 16-byte chunks per smem row
+    static constexpr int KK = KB / kStepBytes;       // k-steps per tile
     static constexpr int kRowStep = kThreads / CPR;  // rows one pass of the CTA loads
     static constexpr int A_CHUNKS = BM / kRowStep, B_CHUNKS = BN / kRowStep;
-    static constexpr int kSmemA = BM * BK * 2, kSmemB = BN * BK * 2;
+    static constexpr int kSmemA = BM * KB, kSmemB = BN * KB;
     static constexpr int kSmemStage = kSmemA + kSmemB;
     static constexpr int kEpiLd = BN + kEpiPad;
     static constexpr int kSmemEpi = BM * kEpiLd * 4;
@@ -56,10 +75,10 @@ struct IgemmTile {
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the CTA");
     static_assert(WM % 16 == 0 && WN % 16 == 0, "B fragments are loaded two n8 tiles at a time");
-    static_assert(BK % 16 == 0 && (CPR == 4 || CPR == 8), "swizzle covers 64- and 128-byte rows");
+    static_assert(KB % kStepBytes == 0 && (CPR == 4 || CPR == 8), "swizzle covers 64- and 128-byte rows");
     static_assert(kThreads % CPR == 0 && BM % kRowStep == 0 && BN % kRowStep == 0, "loads tile exactly");
     static_assert(STAGES >= 2, "pipeline needs two stages");
-    static_assert((BK / 16) % 2 == 0, "double-buffered fragments: a tile has an even number of k-steps");
+    static_assert(KK % 2 == 0, "double-buffered fragments: a tile has an even number of k-steps");
 };
 
 // Measured on H100 (docs/performance.md, conv section), TFLOP/s on the six
@@ -77,10 +96,51 @@ struct IgemmTile {
 //  registers spilled 300 bytes).
 //  128x64x32, 4 warps of 64x32.
 //  64x64x64 / 64x64x32, 4 warps of 32x32.
-using Tile128x128 = IgemmTile<128, 128, 32, 64, 32, 4, 1>;
-using Tile128x64 = IgemmTile<128, 64, 32, 64, 32, 4, 2>;
-using Tile64x64 = IgemmTile<64, 64, 64, 32, 32, 4, 4>;
-using Tile64x64K32 = IgemmTile<64, 64, 32, 32, 32, 6, 4>;
+using Tile128x128 = IgemmTile<128, 128, 64, 64, 32, 4, 1>;
+using Tile128x64 = IgemmTile<128, 64, 64, 64, 32, 4, 2>;
+using Tile64x64 = IgemmTile<64, 64, 128, 32, 32, 4, 4>;
+using Tile64x64K32 = IgemmTile<64, 64, 64, 32, 32, 6, 4>;
+
+// One 32-byte k-step of a warp's (MT x NT) mma tiles on fragments af / bf.
+template <class T, int MT, int NT>
+__device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const uint32_t (&af)[MT][4],
+                                               const uint32_t (&bf)[NT][2]) {
+    if constexpr (sizeof(T) == 2) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt]);
+    } else {
+        static_assert(sizeof(T) == 4, "f32 runs 3xTF32");
+        // B's splits are kept for the step, A's made one mt row at a time
+        // (registers: the f32 kernels run 3 CTAs per SM without spills).
+        uint32_t b_big[NT][2], b_small[NT][2];
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) tf32_split(bf[nt][e], b_big[nt][e], b_small[nt][e]);
+        // Each step's three products go to a fresh accumulator that is then
+        // added to acc with one f32 add: the tensor cores' own accumulation
+        // truncates, and chaining every step into acc made the error grow
+        // with the reduction length (2.9e-5 relative at C 512 x 3x3, 7x the
+        // f32 tolerance; rounding once per step keeps it at 1-4e-7).
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+            uint32_t a_big[4], a_small[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) tf32_split(af[mt][e], a_big[e], a_small[e]);
+#pragma unroll
+            for (int nt = 0; nt < NT; ++nt) {
+                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                mma_m16n8k8_tf32(t, a_small, b_big[nt]);
+                mma_m16n8k8_tf32(t, a_big, b_small[nt]);
+                mma_m16n8k8_tf32(t, a_big, b_big[nt]);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[mt][nt][e] += t[e];
+            }
+        }
+    }
+}
 
 // 16-byte chunk index of (row, chunk) in a tile of CPR chunks per row: chunks
 // are permuted inside each 128-byte line by the line index.
@@ -91,9 +151,15 @@ __device__ __forceinline__ int igemm_swizzle(int row, int chunk) {
     return (line << 3) | ((lin & 7) ^ (line & 7));
 }
 
+// CTAs per SM the register budget must allow: f32's split operands and
+// per-step accumulators spill at the 128 registers of 4 CTAs of 128 threads
+// (416 bytes), so f32 asks for 3 where the others ask for 4.
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
-    constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, CPR = Tile::CPR;
+constexpr int kIgemmMinBlocks = sizeof(T) == 4 && Tile::kMinBlocks > 2 ? Tile::kMinBlocks - 1 : Tile::kMinBlocks;
+
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
+    constexpr int BM = Tile::BM, BN = Tile::BN, CPR = Tile::CPR, CE = kChunkElems<T>;
     constexpr int MT = Tile::MT, NT = Tile::NT, STAGES = Tile::STAGES;
     extern __shared__ uint4 igemm_smem[];
     char* smem = reinterpret_cast<char*>(igemm_smem);
@@ -140,12 +206,12 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
         b_ptr[j] = w + (b_valid[j] ? int64_t(kn) * p.ws[0] : 0);
     }
 
-    // The reduction walks (r, s, channel chunk of 8) with chunks fastest: tile kt
+    // The reduction walks (r, s, channel chunk of CE) with chunks fastest: tile kt
     // holds flat chunk indices [kt * CPR, kt * CPR + CPR), so channel counts
-    // below BK pack several filter taps into one tile. This thread's column is
+    // below a row's CPR * CE pack several filter taps into one tile. This thread's column is
     // flat index kt * CPR + chunk, decomposed into (tap_r, tap_s, cc); the tap's
     // offsets and mask bits change only when the walk crosses a tap.
-    const int cc_count = p.c / kElemsPerChunk;
+    const int cc_count = p.c / CE;
     const int k_tiles_all = (p.r * p.s * cc_count + CPR - 1) / CPR;
     const int k_per_split = (k_tiles_all + p.splits - 1) / p.splits;
     const int kt_begin = min(k_tiles_all, split * k_per_split);
@@ -184,7 +250,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
     auto load_tile = [&](int stage) {
         const uint32_t sa = smem_base + stage * Tile::kSmemStage;
         const uint32_t sb = sa + Tile::kSmemA;
-        const int c = cc * kElemsPerChunk;
+        const int c = cc * CE;
         const int64_t a_off = a_tap + c, b_off = b_tap + c;
 #pragma unroll
         for (int i = 0; i < Tile::A_CHUNKS; ++i) {
@@ -219,7 +285,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
     // before the MMAs of kk, so the MMAs never wait on shared-memory latency.
     // The last k-step of a tile first waits for the next tile (barrier), then
     // prefetches that tile's first fragments.
-    constexpr int KK = BK / 16;
+    constexpr int KK = Tile::KK;
     uint32_t af[2][MT][4];
     uint32_t bf[2][NT][2];
     auto load_frags = [&](int buf, int stage, int kk) {
@@ -265,10 +331,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
                 if (kt + STAGES - 1 < k_tiles) load_tile(write_stage);
                 cp_async_commit();
             }
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-                for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[kk & 1][mt], bf[kk & 1][nt]);
+            igemm_mma_step<T>(acc, af[kk & 1], bf[kk & 1]);
         }
         write_stage = stage;
         stage = next_stage;
@@ -291,27 +354,38 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) conv_igemm_n
     }
     __syncthreads();
 
-    constexpr int kColChunks = BN / 8;
+    if (p.splits == 1 && !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1) {
+        // Pixels contiguous in y (NCHW): consecutive threads take consecutive
+        // pixels of one channel, so each store instruction is coalesced.
+        for (int idx = tid; idx < BM * BN; idx += Tile::kThreads) {
+            const int row = idx % BM, col = idx / BM;
+            const int m = m0 + row, kn = n0 + col;
+            if (m >= M || kn >= p.k) continue;
+            conv_store_one<T>(p, conv_pixel(m, p.p, p.q), int64_t(g) * p.k + kn, cs[row * Tile::kEpiLd + col]);
+        }
+        return;
+    }
+    constexpr int kColChunks = BN / kEpiVec;
     for (int idx = tid; idx < BM * kColChunks; idx += Tile::kThreads) {
-        const int row = idx / kColChunks, col = (idx % kColChunks) * 8;
+        const int row = idx / kColChunks, col = (idx % kColChunks) * kEpiVec;
         const int m = m0 + row, kn = n0 + col;
         if (m >= M || kn >= p.k) continue;
         const ConvPixel px = conv_pixel(m, p.p, p.q);
         const float4 lo = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col);
         const float4 hi = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col + 4);
-        const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        const float v[kEpiVec] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
         const int64_t ko = int64_t(g) * p.k + kn;
         if (p.splits > 1) {
             float* dst = p.partial + (int64_t(split) * M + m) * (int64_t(p.k) * p.groups) + ko;
 #pragma unroll
-            for (int e = 0; e < 8; ++e) {
+            for (int e = 0; e < kEpiVec; ++e) {
                 if (kn + e < p.k) dst[e] = v[e];
             }
         } else if (p.vec_out) {
             conv_store_vec8<T>(p, px, ko, v);
         } else {
 #pragma unroll
-            for (int e = 0; e < 8; ++e) {
+            for (int e = 0; e < kEpiVec; ++e) {
                 if (kn + e < p.k) conv_store_one<T>(p, px, ko + e, v[e]);
             }
         }
@@ -333,13 +407,14 @@ __global__ void __launch_bounds__(256) conv_splitk_epilogue_kernel(const __grid_
     }
 }
 
-// One thread per (d0, channel chunk, d2, d3): 8 channels gathered, 16 bytes
-// stored; d3 is the fast thread direction, the unit-stride dim of NCHW.
+// One thread per (d0, channel chunk, d2, d3): a chunk's channels gathered,
+// 16 bytes stored; d3 is the fast thread direction, the unit-stride dim of NCHW.
 template <class T>
 __global__ void __launch_bounds__(256) conv_repack_kernel(const __grid_constant__ ConvRepackParams p) {
+    constexpr int CE = kChunkElems<T>;
     const T* src = static_cast<const T*>(p.src);
     T* dst = static_cast<T*>(p.dst);
-    const int64_t chunks = p.cpad / kElemsPerChunk;
+    const int64_t chunks = p.cpad / CE;
     const int64_t total = p.dims[0] * chunks * p.dims[2] * p.dims[3];
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
@@ -351,14 +426,13 @@ __global__ void __launch_bounds__(256) conv_repack_kernel(const __grid_constant_
         const int64_t ch = rest % chunks;
         const int64_t i0 = rest / chunks;
         const T* s = src + (i0 * p.strides[0] + i2 * p.strides[2] + i3 * p.strides[3]);
-        Vec<T, kElemsPerChunk> v;
+        Vec<T, CE> v;
 #pragma unroll
-        for (int j = 0; j < kElemsPerChunk; ++j) {
-            const int64_t c = ch * kElemsPerChunk + j;
+        for (int j = 0; j < CE; ++j) {
+            const int64_t c = ch * CE + j;
             v.v[j] = c < p.dims[1] ? s[c * p.strides[1]] : ElemTraits<T>::from_float(0.0f);
         }
-        *reinterpret_cast<Vec<T, kElemsPerChunk>*>(dst + ((i0 * p.dims[2] + i2) * p.dims[3] + i3) * p.cpad +
-                                                   ch * kElemsPerChunk) = v;
+        *reinterpret_cast<Vec<T, CE>*>(dst + ((i0 * p.dims[2] + i2) * p.dims[3] + i3) * p.cpad + ch * CE) = v;
     }
 }
 
@@ -369,14 +443,27 @@ dim3 igemm_grid(const ConvKernelParams& p) {
                 unsigned(p.groups * p.splits));
 }
 
-// The one dispatch point: (dtype, config) -> kernel. Eight instantiations.
+// Runs fn(T{}) for the element type of dtype.
+template <class Fn>
+Status with_elem(tops_dtype_t dtype, const char* what, Fn&& fn) {
+    switch (dtype) {
+        case TOPS_DTYPE_F16: return fn(__half{});
+        case TOPS_DTYPE_BF16: return fn(__nv_bfloat16{});
+        case TOPS_DTYPE_F32: return fn(float{});
+        default: return Status(TOPS_ERROR_INTERNAL, fmt(what, ": unexpected dtype"));
+    }
+}
+
+// The one dispatch point: (dtype, config) -> fn(Tile{}, T{}, kernel). Twelve
+// instantiations.
 template <class Fn>
 Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
     auto with_tile = [&](auto tile) -> Status {
         using Tile = decltype(tile);
-        if (dtype == TOPS_DTYPE_F16) return fn(tile, conv_igemm_nhwc_kernel<__half, Tile>);
-        if (dtype == TOPS_DTYPE_BF16) return fn(tile, conv_igemm_nhwc_kernel<__nv_bfloat16, Tile>);
-        return Status(TOPS_ERROR_INTERNAL, "conv igemm: unexpected dtype");
+        return with_elem(dtype, "conv igemm", [&](auto elem) {
+            using T = decltype(elem);
+            return fn(tile, elem, conv_igemm_nhwc_kernel<T, Tile>);
+        });
     };
     switch (c) {
         case IgemmConfig::k128x128: return with_tile(Tile128x128{});
@@ -389,30 +476,24 @@ Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
 
 }  // namespace
 
-const char* igemm_config_name(IgemmConfig c) {
-    switch (c) {
-        case IgemmConfig::k128x128: return "128x128x32_s4_w64x32";
-        case IgemmConfig::k128x64: return "128x64x32_s4_w64x32";
-        case IgemmConfig::k64x64: return "64x64x64_s4_w32x32";
-        case IgemmConfig::k64x64k32: return "64x64x32_s6_w32x32";
-        default: return "?";
-    }
-}
-
-int igemm_smem_bytes(IgemmConfig c) {
-    switch (c) {
-        case IgemmConfig::k128x128: return Tile128x128::kSmem;
-        case IgemmConfig::k64x64k32: return Tile64x64K32::kSmem;
-        case IgemmConfig::k128x64: return Tile128x64::kSmem;
-        case IgemmConfig::k64x64: return Tile64x64::kSmem;
-        default: return 0;
-    }
+std::string igemm_config_name(IgemmConfig c, tops_dtype_t dtype) {
+    std::string name = "?";
+    igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto) {
+        using Tile = decltype(tile);
+        using T = decltype(elem);
+        name = fmt(Tile::BM, "x", Tile::BN, "x", Tile::KB / int(sizeof(T)), "_s", Tile::STAGES, "_w", Tile::WM, "x",
+                   Tile::WN);
+        return Status::ok();
+    });
+    return name;
 }
 
 Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
-    return igemm_dispatch(c, dtype, [&](auto tile, auto kernel) {
+    return igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto kernel) {
         using Tile = decltype(tile);
-        return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmem),
+        using T = decltype(elem);
+        return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                Tile::kSmem),
                            "conv igemm: cudaFuncSetAttribute");
     });
 }
@@ -420,18 +501,20 @@ Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
 Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream) {
     constexpr int kThreads = 256;
     constexpr int64_t kMaxBlocks = int64_t(1) << 20;
-    const int64_t total = p.dims[0] * (p.cpad / kElemsPerChunk) * p.dims[2] * p.dims[3];
+    const int64_t total = p.dims[0] * (p.cpad * int64_t(dtype_size(dtype)) / kChunkBytes) * p.dims[2] * p.dims[3];
     if (total == 0) return Status::ok();
     const int grid = int(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
-    if (dtype == TOPS_DTYPE_F16) conv_repack_kernel<__half><<<grid, kThreads, 0, stream>>>(p);
-    else if (dtype == TOPS_DTYPE_BF16) conv_repack_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p);
-    else return Status(TOPS_ERROR_INTERNAL, "conv repack: unexpected dtype");
-    return launch_status("conv_repack");
+    return with_elem(dtype, "conv repack", [&](auto elem) {
+        using T = decltype(elem);
+        conv_repack_kernel<T><<<grid, kThreads, 0, stream>>>(p);
+        return launch_status("conv_repack");
+    });
 }
 
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream) {
-    return igemm_dispatch(c, dtype, [&](auto tile, auto kernel) {
+    return igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto kernel) {
         using Tile = decltype(tile);
+        using T = decltype(elem);
         kernel<<<igemm_grid<Tile>(p), Tile::kThreads, Tile::kSmem, stream>>>(p);
         TOPS_RETURN_IF_ERROR(launch_status("conv_igemm_nhwc"));
         if (p.splits == 1) return Status::ok();
@@ -439,9 +522,11 @@ Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t 
         constexpr int64_t kMaxBlocks = int64_t(1) << 20;
         const int64_t total = int64_t(p.n) * p.p * p.q * p.k * p.groups;
         const int grid = int(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
-        if (dtype == TOPS_DTYPE_F16) conv_splitk_epilogue_kernel<__half><<<grid, kThreads, 0, stream>>>(p);
-        else conv_splitk_epilogue_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p);
-        return launch_status("conv_splitk_epilogue");
+        return with_elem(dtype, "conv split-K epilogue", [&](auto elem) {
+            using T = decltype(elem);
+            conv_splitk_epilogue_kernel<T><<<grid, kThreads, 0, stream>>>(p);
+            return launch_status("conv_splitk_epilogue");
+        });
     });
 }
 

@@ -1,6 +1,7 @@
 // Tensor-core building blocks (sm_80 instructions, also run on sm_90):
-// cp.async global -> shared copies with zero fill, ldmatrix fragment loads and
-// mma.sync m16n8k16 with f32 accumulation for f16 and bf16 operands.
+// cp.async global -> shared copies with zero fill, ldmatrix fragment loads,
+// mma.sync m16n8k16 with f32 accumulation for f16 and bf16 operands, and
+// m16n8k8 on TF32 operands with the 3xTF32 split for f32 inputs.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -60,6 +61,32 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&d)[4], const
                                                              const uint32_t (&b)[2]) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// f32 value v as big + small, both TF32 (10 explicit mantissa bits): big is v
+// rounded to nearest TF32 and small the rounded remainder, so big + small
+// carries 21-22 of v's 24 significant bits and the remainder has no sign
+// bias. A v that would round past the f32 range keeps its truncated big;
+// +-inf splits into (inf, 0) and NaN into (NaN, NaN).
+__device__ __forceinline__ void tf32_split(uint32_t v, uint32_t& big, uint32_t& small) {
+    constexpr uint32_t kTf32Mask = 0xffffe000u;  // sign, exponent, 10 mantissa bits
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "r"(v));
+    const float x = __uint_as_float(v);
+    if (isinf(__uint_as_float(big)) && !isinf(x)) big = v & kTf32Mask;
+    const float rest = isinf(x) ? 0.0f : x - __uint_as_float(big);
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
+}
+
+// D(16x8, f32) += A(16x8, row) * B(8x8, col), TF32 operands. The fragment
+// registers are those ldmatrix gives for the same bytes of an f16 m16n8k16
+// tile: an 8x8 b16 matrix is 8 rows of 4 f32 values, lane l holding value
+// l % 4 of row l / 4, which is the TF32 fragment layout. Not volatile: it has
+// no side effects, so independent MMAs may be interleaved by the compiler.
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
         "{%0, %1, %2, %3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
