@@ -69,14 +69,18 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&d)[4], const
 // f32 value v as big + small, both TF32 (10 explicit mantissa bits): big is v
 // rounded to nearest TF32 and small the rounded remainder, so big + small
 // carries 21-22 of v's 24 significant bits and the remainder has no sign
-// bias. A v that would round past the f32 range keeps its truncated big;
-// +-inf splits into (inf, 0) and NaN into (NaN, NaN).
+// bias. A finite v that would round past the f32 range keeps its truncated
+// big. +-inf splits into (+-largest finite TF32, +-inf): an infinite big
+// would meet the other operand's small part of either sign (inf - inf = NaN
+// where the product is an infinity); NaN splits into (NaN, NaN).
 __device__ __forceinline__ void tf32_split(uint32_t v, uint32_t& big, uint32_t& small) {
-    constexpr uint32_t kTf32Mask = 0xffffe000u;  // sign, exponent, 10 mantissa bits
+    constexpr uint32_t kTf32Mask = 0xffffe000u;     // sign, exponent, 10 mantissa bits
+    constexpr uint32_t kSignBit = 0x80000000u;
+    constexpr uint32_t kTf32MaxFinite = 0x7f7fe000u;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "r"(v));
     const float x = __uint_as_float(v);
-    if (isinf(__uint_as_float(big)) && !isinf(x)) big = v & kTf32Mask;
-    const float rest = isinf(x) ? 0.0f : x - __uint_as_float(big);
+    if (isinf(__uint_as_float(big))) big = isinf(x) ? (v & kSignBit) | kTf32MaxFinite : v & kTf32Mask;
+    const float rest = x - __uint_as_float(big);
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
 }
 
