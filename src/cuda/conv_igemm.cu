@@ -112,32 +112,55 @@ __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const ui
             for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt]);
     } else {
         static_assert(sizeof(T) == 4, "f32 runs 3xTF32");
-        // B's splits are kept for the step, A's made one mt row at a time
-        // (registers: the f32 kernels run 3 CTAs per SM without spills).
-        uint32_t b_big[NT][2], b_small[NT][2];
+        // The split is the loop's main cost (the ALU pipe was the busiest, at
+        // 69%, with the full tf32_split): a step whose operands are all below
+        // 2^127 in magnitude (or NaN) in every lane takes the short form, any
+        // other the one that handles infinities and values near the f32
+        // maximum (measured: 0.50-0.85x cuDNN f32 before, 0.61-1.13x after).
+        float peak = 0.0f;  // fmaxf skips NaN, which the short form handles
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) peak = fmaxf(peak, fabsf(__uint_as_float(af[mt][e])));
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-            for (int e = 0; e < 2; ++e) tf32_split(bf[nt][e], b_big[nt][e], b_small[nt][e]);
-        // Each step's three products go to a fresh accumulator that is then
-        // added to acc with one f32 add: the tensor cores' own accumulation
-        // truncates, and chaining every step into acc made the error grow
-        // with the reduction length (2.9e-5 relative at C 512 x 3x3, 7x the
-        // f32 tolerance; rounding once per step keeps it at 1-4e-7).
+            for (int e = 0; e < 2; ++e) peak = fmaxf(peak, fabsf(__uint_as_float(bf[nt][e])));
+        auto run = [&](auto split) {
+            // B's splits are kept for the step, A's made one mt row at a time
+            // (registers: the f32 kernels run 3 CTAs per SM without spills).
+            uint32_t b_big[NT][2], b_small[NT][2];
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-            uint32_t a_big[4], a_small[4];
+            for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) tf32_split(af[mt][e], a_big[e], a_small[e]);
+                for (int e = 0; e < 2; ++e) split(bf[nt][e], b_big[nt][e], b_small[nt][e]);
+            // Each step's three products go to a fresh accumulator that is
+            // then added to acc with one f32 add: the tensor cores' own
+            // accumulation truncates, and chaining every step into acc made
+            // the error grow with the reduction length (2.9e-5 relative at
+            // C 512 x 3x3, 7x the f32 tolerance; rounding once per step keeps
+            // it at 1-4e-7).
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) {
-                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                mma_m16n8k8_tf32(t, a_small, b_big[nt]);
-                mma_m16n8k8_tf32(t, a_big, b_small[nt]);
-                mma_m16n8k8_tf32(t, a_big, b_big[nt]);
+            for (int mt = 0; mt < MT; ++mt) {
+                uint32_t a_big[4], a_small[4];
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[mt][nt][e] += t[e];
+                for (int e = 0; e < 4; ++e) split(af[mt][e], a_big[e], a_small[e]);
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt) {
+                    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    mma_m16n8k8_tf32(t, a_small, b_big[nt]);
+                    mma_m16n8k8_tf32(t, a_big, b_small[nt]);
+                    mma_m16n8k8_tf32(t, a_big, b_big[nt]);
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) acc[mt][nt][e] += t[e];
+                }
             }
+        };
+        // One choice for the warp: mma.sync needs every lane on the same path.
+        if (__all_sync(kFullMask, peak < kTf32OrdinaryLimit)) {
+            run([](uint32_t v, uint32_t& big, uint32_t& small) { tf32_split_ordinary(v, big, small); });
+        } else {
+            run([](uint32_t v, uint32_t& big, uint32_t& small) { tf32_split(v, big, small); });
         }
     }
 }

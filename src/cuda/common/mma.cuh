@@ -84,6 +84,21 @@ __device__ __forceinline__ void tf32_split(uint32_t v, uint32_t& big, uint32_t& 
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
 }
 
+// Values below this magnitude (finite) take tf32_split_ordinary.
+constexpr float kTf32OrdinaryLimit = 0x1p127f;
+
+// tf32_split for a finite |v| < kTf32OrdinaryLimit in five integer / f32
+// instructions: rounding to nearest (ties away) adds half a TF32 ulp to the
+// bits and clears the 13 low ones, which cannot carry past the f32 range
+// here. A NaN v also splits into NaNs. Same results as tf32_split otherwise.
+__device__ __forceinline__ void tf32_split_ordinary(uint32_t v, uint32_t& big, uint32_t& small) {
+    constexpr uint32_t kTf32Mask = 0xffffe000u;
+    constexpr uint32_t kHalfUlp = 0x1000u;
+    big = (v + kHalfUlp) & kTf32Mask;
+    const float rest = __uint_as_float(v) - __uint_as_float(big);
+    small = (__float_as_uint(rest) + kHalfUlp) & kTf32Mask;
+}
+
 // D(16x8, f32) += A(16x8, row) * B(8x8, col), TF32 operands. The fragment
 // registers are those ldmatrix gives for the same bytes of an f16 m16n8k16
 // tile: an 8x8 b16 matrix is 8 rows of 4 f32 values, lane l holding value
