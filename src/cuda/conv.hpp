@@ -48,6 +48,9 @@ struct ConvKernelParams {
     // f32; a second kernel sums them and runs the epilogue. 1: no split.
     int splits = 1;
     float* partial = nullptr;
+    // f32 on the tensor-core kernel: w is the filter's TF32 big part and its
+    // small part starts w_plane elements after it (the repack writes both).
+    int64_t w_plane = 0;
 };
 
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).
@@ -68,6 +71,9 @@ struct ConvRepackParams {
     int64_t dims[4] = {};
     int64_t strides[4] = {};
     int64_t cpad = 0;
+    // f32: nonzero writes dst as the TF32 big part of src and the small part
+    // plane elements after it.
+    int64_t plane = 0;
 };
 Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream);
 

@@ -71,7 +71,6 @@ struct IgemmTile {
     static constexpr int kSmemStage = kSmemA + kSmemB;
     static constexpr int kEpiLd = BN + kEpiPad;
     static constexpr int kSmemEpi = BM * kEpiLd * 4;
-    static constexpr int kSmem = STAGES * kSmemStage > kSmemEpi ? STAGES * kSmemStage : kSmemEpi;
 
     static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the CTA");
     static_assert(WM % 16 == 0 && WN % 16 == 0, "B fragments are loaded two n8 tiles at a time");
@@ -101,39 +100,29 @@ using Tile128x64 = IgemmTile<128, 64, 64, 64, 32, 4, 2>;
 using Tile64x64 = IgemmTile<64, 64, 128, 32, 32, 4, 4>;
 using Tile64x64K32 = IgemmTile<64, 64, 64, 32, 32, 6, 4>;
 
-// One 32-byte k-step of a warp's (MT x NT) mma tiles on fragments af / bf.
-template <class T, int MT, int NT>
+// One 32-byte k-step of a warp's (MT x NT) mma tiles on fragments af / bf
+// (f32: bf[0] and bf[1] are the filter's TF32 big and small parts).
+template <class T, int BPL, int MT, int NT>
 __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const uint32_t (&af)[MT][4],
-                                               const uint32_t (&bf)[NT][2]) {
+                                               const uint32_t (&bf)[BPL][NT][2]) {
     if constexpr (sizeof(T) == 2) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-            for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[nt]);
+            for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[0][nt]);
     } else {
-        static_assert(sizeof(T) == 4, "f32 runs 3xTF32");
-        // The split is the loop's main cost (the ALU pipe was the busiest, at
-        // 69%, with the full tf32_split): a step whose operands are all below
-        // 2^127 in magnitude (or NaN) in every lane takes the short form, any
-        // other the one that handles infinities and values near the f32
-        // maximum (measured: 0.50-0.85x cuDNN f32 before, 0.61-1.13x after).
+        static_assert(sizeof(T) == 4 && BPL == 2, "f32 runs 3xTF32 with a pre-split filter");
+        // Splitting x's fragments is the loop's main cost (the ALU pipe was
+        // the busiest, at 69%, when both operands were split with the full
+        // tf32_split): a step whose A values are all below 2^127 in
+        // magnitude (or NaN) in every lane takes the short form, any other
+        // the one that handles infinities and values near the f32 maximum.
         float peak = 0.0f;  // fmaxf skips NaN, which the short form handles
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) peak = fmaxf(peak, fabsf(__uint_as_float(af[mt][e])));
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) peak = fmaxf(peak, fabsf(__uint_as_float(bf[nt][e])));
         auto run = [&](auto split) {
-            // B's splits are kept for the step, A's made one mt row at a time
-            // (registers: the f32 kernels run 3 CTAs per SM without spills).
-            uint32_t b_big[NT][2], b_small[NT][2];
-#pragma unroll
-            for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) split(bf[nt][e], b_big[nt][e], b_small[nt][e]);
             // Each step's three products go to a fresh accumulator that is
             // then added to acc with one f32 add: the tensor cores' own
             // accumulation truncates, and chaining every step into acc made
@@ -148,9 +137,9 @@ __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const ui
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) {
                     float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    mma_m16n8k8_tf32(t, a_small, b_big[nt]);
-                    mma_m16n8k8_tf32(t, a_big, b_small[nt]);
-                    mma_m16n8k8_tf32(t, a_big, b_big[nt]);
+                    mma_m16n8k8_tf32(t, a_small, bf[0][nt]);
+                    mma_m16n8k8_tf32(t, a_big, bf[1][nt]);
+                    mma_m16n8k8_tf32(t, a_big, bf[0][nt]);
 #pragma unroll
                     for (int e = 0; e < 4; ++e) acc[mt][nt][e] += t[e];
                 }
@@ -174,16 +163,25 @@ __device__ __forceinline__ int igemm_swizzle(int row, int chunk) {
     return (line << 3) | ((lin & 7) ^ (line & 7));
 }
 
-// CTAs per SM the register budget must allow: f32's split operands and
-// per-step accumulators spill at the 128 registers of 4 CTAs of 128 threads
-// (416 bytes), so f32 asks for 3 where the others ask for 4.
+// Per element type: B planes (f32: the filter's TF32 big and small parts,
+// written by the repack kernel), shared memory, and the CTAs per SM the
+// register budget must allow (f32's split operands and per-step accumulators
+// spill at the 128 registers of 4 CTAs of 128 threads, so f32 asks for 3).
 template <class T, class Tile>
-constexpr int kIgemmMinBlocks = sizeof(T) == 4 && Tile::kMinBlocks > 2 ? Tile::kMinBlocks - 1 : Tile::kMinBlocks;
+struct IgemmElem {
+    static constexpr bool kF32 = sizeof(T) == 4;
+    static constexpr int kBPlanes = kF32 ? 2 : 1;
+    static constexpr int kStageBytes = Tile::kSmemA + kBPlanes * Tile::kSmemB;
+    static constexpr int kSmem =
+        Tile::STAGES * kStageBytes > Tile::kSmemEpi ? Tile::STAGES * kStageBytes : Tile::kSmemEpi;
+    static constexpr int kMinBlocks = kF32 && Tile::kMinBlocks > 2 ? Tile::kMinBlocks - 1 : Tile::kMinBlocks;
+};
 
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
+__global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlocks)) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
     constexpr int BM = Tile::BM, BN = Tile::BN, CPR = Tile::CPR, CE = kChunkElems<T>;
     constexpr int MT = Tile::MT, NT = Tile::NT, STAGES = Tile::STAGES;
+    constexpr int BPL = IgemmElem<T, Tile>::kBPlanes, kStageBytes = IgemmElem<T, Tile>::kStageBytes;
     extern __shared__ uint4 igemm_smem[];
     char* smem = reinterpret_cast<char*>(igemm_smem);
     const uint32_t smem_base = smem_addr(smem);
@@ -270,8 +268,9 @@ __global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) co
     };
     set_tap();
 
+    // A stage: the A tile, then BPL planes of the B tile.
     auto load_tile = [&](int stage) {
-        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
+        const uint32_t sa = smem_base + stage * kStageBytes;
         const uint32_t sb = sa + Tile::kSmemA;
         const int c = cc * CE;
         const int64_t a_off = a_tap + c, b_off = b_tap + c;
@@ -285,7 +284,9 @@ __global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) co
         for (int j = 0; j < Tile::B_CHUNKS; ++j) {
             const bool ok = r_bit != 0 && b_valid[j];
             const T* src = ok ? b_ptr[j] + b_off : w;
-            cp_async_16_zfill(sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes, src, ok);
+            const uint32_t dst = sb + igemm_swizzle<CPR>(row0 + j * Tile::kRowStep, chunk) * kChunkBytes;
+#pragma unroll
+            for (int pl = 0; pl < BPL; ++pl) cp_async_16_zfill(dst + pl * Tile::kSmemB, src + pl * p.w_plane, ok);
         }
         advance(CPR);
     };
@@ -310,9 +311,9 @@ __global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) co
     // prefetches that tile's first fragments.
     constexpr int KK = Tile::KK;
     uint32_t af[2][MT][4];
-    uint32_t bf[2][NT][2];
+    uint32_t bf[2][BPL][NT][2];
     auto load_frags = [&](int buf, int stage, int kk) {
-        const uint32_t sa = smem_base + stage * Tile::kSmemStage;
+        const uint32_t sa = smem_base + stage * kStageBytes;
         const uint32_t sb = sa + Tile::kSmemA;
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
@@ -320,14 +321,17 @@ __global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) co
             ldmatrix_x4(af[buf][mt], sa + igemm_swizzle<CPR>(row, kk * 2 + lane / 16) * kChunkBytes);
         }
 #pragma unroll
-        for (int np = 0; np < NT / 2; ++np) {
-            const int row = wn * Tile::WN + np * 16 + lane % 8 + (lane / 16) * 8;
-            uint32_t t[4];
-            ldmatrix_x4(t, sb + igemm_swizzle<CPR>(row, kk * 2 + (lane / 8) % 2) * kChunkBytes);
-            bf[buf][2 * np][0] = t[0];
-            bf[buf][2 * np][1] = t[1];
-            bf[buf][2 * np + 1][0] = t[2];
-            bf[buf][2 * np + 1][1] = t[3];
+        for (int pl = 0; pl < BPL; ++pl) {
+#pragma unroll
+            for (int np = 0; np < NT / 2; ++np) {
+                const int row = wn * Tile::WN + np * 16 + lane % 8 + (lane / 16) * 8;
+                uint32_t t[4];
+                ldmatrix_x4(t, sb + pl * Tile::kSmemB + igemm_swizzle<CPR>(row, kk * 2 + (lane / 8) % 2) * kChunkBytes);
+                bf[buf][pl][2 * np][0] = t[0];
+                bf[buf][pl][2 * np][1] = t[1];
+                bf[buf][pl][2 * np + 1][0] = t[2];
+                bf[buf][pl][2 * np + 1][1] = t[3];
+            }
         }
     };
 
@@ -354,7 +358,7 @@ __global__ void __launch_bounds__(Tile::kThreads, (kIgemmMinBlocks<T, Tile>)) co
                 if (kt + STAGES - 1 < k_tiles) load_tile(write_stage);
                 cp_async_commit();
             }
-            igemm_mma_step<T>(acc, af[kk & 1], bf[kk & 1]);
+            igemm_mma_step<T, BPL>(acc, af[kk & 1], bf[kk & 1]);
         }
         write_stage = stage;
         stage = next_stage;
@@ -455,7 +459,21 @@ __global__ void __launch_bounds__(256) conv_repack_kernel(const __grid_constant_
             const int64_t c = ch * CE + j;
             v.v[j] = c < p.dims[1] ? s[c * p.strides[1]] : ElemTraits<T>::from_float(0.0f);
         }
-        *reinterpret_cast<Vec<T, CE>*>(dst + ((i0 * p.dims[2] + i2) * p.dims[3] + i3) * p.cpad + ch * CE) = v;
+        T* d = dst + ((i0 * p.dims[2] + i2) * p.dims[3] + i3) * p.cpad + ch * CE;
+        if constexpr (sizeof(T) == 4) {
+            if (p.plane != 0) {  // TF32 big part here, small part p.plane elements on
+                Vec<T, CE> small;
+#pragma unroll
+                for (int j = 0; j < CE; ++j) {
+                    uint32_t big_bits, small_bits;
+                    tf32_split(__float_as_uint(v.v[j]), big_bits, small_bits);
+                    v.v[j] = __uint_as_float(big_bits);
+                    small.v[j] = __uint_as_float(small_bits);
+                }
+                *reinterpret_cast<Vec<T, CE>*>(d + p.plane) = small;
+            }
+        }
+        *reinterpret_cast<Vec<T, CE>*>(d) = v;
     }
 }
 
@@ -516,7 +534,7 @@ Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
         using Tile = decltype(tile);
         using T = decltype(elem);
         return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                Tile::kSmem),
+                                                IgemmElem<T, Tile>::kSmem),
                            "conv igemm: cudaFuncSetAttribute");
     });
 }
@@ -538,7 +556,7 @@ Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t 
     return igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto kernel) {
         using Tile = decltype(tile);
         using T = decltype(elem);
-        kernel<<<igemm_grid<Tile>(p), Tile::kThreads, Tile::kSmem, stream>>>(p);
+        kernel<<<igemm_grid<Tile>(p), Tile::kThreads, IgemmElem<T, Tile>::kSmem, stream>>>(p);
         TOPS_RETURN_IF_ERROR(launch_status("conv_igemm_nhwc"));
         if (p.splits == 1) return Status::ok();
         constexpr int kThreads = 256;

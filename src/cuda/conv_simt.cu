@@ -1,7 +1,8 @@
-// Conv2d forward as an implicit GEMM on the FP32 FMA units: the path for f32
-// (exact f32 products and sums, no TF32) and for every layout the tensor-core
-// kernel does not take (NCHW, channel counts not a multiple of 8, unaligned
-// or odd strides), in any dtype.
+// Conv2d forward as an implicit GEMM on the FP32 FMA units (exact f32
+// products and sums): the fallback for what the tensor-core kernel does not
+// take (x / w / workspace pointers not 16-byte aligned, grouped convolutions
+// whose channels per group are not whole 16-byte chunks, filters over 32
+// taps), in any dtype.
 //
 // Strategy: the classic register-blocked SGEMM over the implicit matrices
 // A (pixels x (r, s, c)) and B (channels x (r, s, c)). The reduction runs tap
