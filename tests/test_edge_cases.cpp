@@ -712,6 +712,21 @@ TEST_P(EdgeTest, AttentionNaNReachesTheRowsThatSeeIt) {
     }
 }
 
+// y = conv(x, w) for NHWC x [N, H, W, C], KRSC w [K, 3, 3, C], pad 1: y [N, H, W, K].
+::testing::AssertionResult run_conv3x3_nhwc(tops_backend_t backend, Tensor& x, Tensor& wt, Tensor& y) {
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.layout = TOPS_CONV_NHWC;
+    d.filter_layout = TOPS_CONV_FILTER_KRSC;
+    d.x = x.desc();
+    d.w = wt.desc();
+    d.y = y.desc();
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    RunSpec spec;
+    spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
+    spec.y = &y;
+    return run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_conv2d_create(ctx, &d, op); }, spec);
+}
+
 // conv2d: a NaN in x reaches exactly the outputs whose window covers it, in
 // every output channel (padding taps read 0, never NaN); a batch of 0 runs and
 // writes nothing.
@@ -729,18 +744,7 @@ TEST_P(EdgeTest, Conv2dNaNReachesItsWindowAndEmptyBatchRuns) {
             const int64_t idx[] = {0, nan_h, nan_w, 3};
             x.set_value(x.offset(idx), kNaN);
         }
-        tops_conv2d_desc_t d = tops_conv2d_desc_default();
-        d.layout = TOPS_CONV_NHWC;
-        d.filter_layout = TOPS_CONV_FILTER_KRSC;
-        d.x = x.desc();
-        d.w = wt.desc();
-        d.y = y.desc();
-        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-        RunSpec spec;
-        spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
-        spec.y = &y;
-        ASSERT_TRUE(run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_conv2d_create(ctx, &d, op); },
-                           spec));
+        ASSERT_TRUE(run_conv3x3_nhwc(backend, x, wt, y));
         for (int64_t p = 0; p < h && batch > 0; ++p) {
             for (int64_t q = 0; q < w; ++q) {
                 const bool covered = std::abs(p - nan_h) <= 1 && std::abs(q - nan_w) <= 1;
@@ -776,18 +780,7 @@ TEST_P(EdgeTest, Conv2dF32InfinityAndHugeValues) {
     const int64_t at_inf[] = {0, inf_h, inf_w, 5}, at_huge[] = {0, huge_h, huge_w, 2};
     x.set_value(x.offset(at_inf), kInf);
     x.set_value(x.offset(at_huge), huge);
-    tops_conv2d_desc_t d = tops_conv2d_desc_default();
-    d.layout = TOPS_CONV_NHWC;
-    d.filter_layout = TOPS_CONV_FILTER_KRSC;
-    d.x = x.desc();
-    d.w = wt.desc();
-    d.y = y.desc();
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-    RunSpec spec;
-    spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
-    spec.y = &y;
-    ASSERT_TRUE(
-        run_op(backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_conv2d_create(ctx, &d, op); }, spec));
+    ASSERT_TRUE(run_conv3x3_nhwc(backend, x, wt, y));
     for (int64_t p = 0; p < h; ++p) {
         for (int64_t q = 0; q < w; ++q) {
             const bool by_inf = std::abs(p - inf_h) <= 1 && std::abs(q - inf_w) <= 1;

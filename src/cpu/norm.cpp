@@ -6,9 +6,9 @@
 // gamma, beta and bias reach the kernels as f32 with unit stride: parameters
 // of another dtype or stride are converted into the workspace at execute (a
 // read of cols elements, negligible next to rows x cols).
-#include <cstdlib>
 #include <string>
 
+#include "common/env.hpp"
 #include "common/half.hpp"
 #include "common/status.hpp"
 #include "cpu/isa.hpp"
@@ -63,9 +63,8 @@ public:
                            : "a row tensor has a non-unit column stride: scalar strided rows, same three passes";
         if (converted_ > 0) why_ += fmt("; ", converted_, " parameter vector(s) converted to f32 in the workspace");
         // TOPS_CPU_NORM_STREAM=0 keeps cached stores (for comparisons).
-        const char* env = std::getenv("TOPS_CPU_NORM_STREAM");
         stream_ = vectorized_ && rows_ * cols_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes &&
-                  !(env && env[0] == '0');
+                  !env_switched_off("TOPS_CPU_NORM_STREAM");
         if (stream_) why_ += fmt("; non-temporal stores of y (y >= ", kStreamMinBytes >> 20, " MiB)");
     }
 

@@ -31,8 +31,8 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 
+#include "common/env.hpp"
 #include "cuda/attention_configs.cuh"
 #include "cuda/attention_mma.cuh"
 #include "cuda/attention_sm90.hpp"
@@ -460,9 +460,9 @@ const char* sm90_kernel_name(tops_dtype_t dtype, int head_dim) {
 }
 
 std::string sm90_unusable(const AttentionParams& ap, const FwdParams& p, const DeviceInfo& dev) {
-    const char* env = std::getenv("TOPS_ATTENTION_SM90");
-    if (env && env[0] == '0') return "TOPS_ATTENTION_SM90=0";
-    const bool forced = env && env[0] == '1';
+    const char env = env_flag("TOPS_ATTENTION_SM90");
+    if (env == '0') return "TOPS_ATTENTION_SM90=0";
+    const bool forced = env == '1';
     if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
     const tops_dtype_t dt = ap.q.dtype;
     if (ap.k.dtype != dt || ap.v.dtype != dt || ap.o.dtype != dt) return "mixed dtypes";

@@ -20,8 +20,8 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 
+#include "common/env.hpp"
 #include "common/int_math.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/conv.hpp"
@@ -165,8 +165,7 @@ const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
 
 std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool residual, const DeviceInfo& dev,
                            ConvSm90Problem* out) {
-    const char* env = std::getenv("TOPS_CONV_SM90");
-    if (env && env[0] == '0') return "TOPS_CONV_SM90=0";
+    if (env_switched_off("TOPS_CONV_SM90")) return "TOPS_CONV_SM90=0";
     if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "not f16 / bf16";
     if (kp.groups != 1) return "grouped";

@@ -35,7 +35,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/gemm_autotune.hpp"
 #include "cuda/norm_reduce_eltwise.hpp"
@@ -225,9 +225,9 @@ std::map<std::string, AlgoChoice>& autotune_cache() {
 // process while candidates are timed (a 1 GFLOP GEMM test case, CUDA 13.0).
 constexpr double kAutotuneMinFlops = double(int64_t(1) << 32);
 bool autotune_wanted(const GemmParams& p) {
-    const char* e = std::getenv("TOPS_GEMM_AUTOTUNE");
-    if (e && e[0] == '1') return true;
-    if (e && e[0] == '0') return false;
+    const char e = env_flag("TOPS_GEMM_AUTOTUNE");
+    if (e == '1') return true;
+    if (e == '0') return false;
     const bool tensor_cores = p.a.dtype != TOPS_DTYPE_F32 || p.allow_tf32;
     return tensor_cores && 2.0 * double(p.batch) * double(p.m) * double(p.n) * double(p.k) >= kAutotuneMinFlops;
 }

@@ -17,9 +17,9 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
+#include "common/env.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/gemm_sm90_kernel.cuh"
@@ -141,8 +141,7 @@ std::string gemm_sm90_plan(const GemmParams& p, const DeviceInfo& dev, GemmSm90P
 }
 
 std::string gemm_sm90_unusable(const GemmSm90Problem& q, const DeviceInfo& dev) {
-    const char* env = std::getenv("TOPS_GEMM_SM90");
-    if (env && env[0] == '0') return "TOPS_GEMM_SM90=0";
+    if (env_switched_off("TOPS_GEMM_SM90")) return "TOPS_GEMM_SM90=0";
     if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
     const GemmSm90Kernel kernel = kernel_for(q.dtype, q.act);
     if (!kernel) return "dtype or activation not covered";

@@ -49,10 +49,10 @@
 // with VEC = 1 and arbitrary strides.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
+#include "common/env.hpp"
 #include "cuda/common/device.cuh"
 #include "cuda/common/mma.cuh"
 #include "cuda/norm_kernels.cuh"
@@ -694,9 +694,8 @@ Status plan_norm(const NormParams& np, const DeviceInfo& dev, PlanPtr* out) {
     Launch vec_launch, scalar_launch;
     const bool sum_is_x = !np.bias.present() && !np.residual.present();
     // TOPS_NORM_DENSE=0 keeps the general register-rows kernels (for comparisons).
-    const char* dense_env = std::getenv("TOPS_NORM_DENSE");
     const bool dense = sum_is_x && !np.prenorm.present() && (!np.gamma.present() || np.gamma.dtype == dt) &&
-                       (!np.beta.present() || np.beta.dtype == dt) && !(dense_env && dense_env[0] == '0');
+                       (!np.beta.present() || np.beta.dtype == dt) && !env_switched_off("TOPS_NORM_DENSE");
     if (vec_ok) TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, vm, sum_is_x, dense, dev, &vec_launch));
     TOPS_RETURN_IF_ERROR(choose_launch(dt, base.rows, base.cols, 1, sum_is_x, false, dev, &scalar_launch));
     const Launch& shown = vec_ok ? vec_launch : scalar_launch;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 
+#include "common/env.hpp"
 #include "cuda/softmax_kernels.cuh"
 
 namespace tops::cuda {
@@ -386,8 +386,7 @@ Status plan_softmax(const SoftmaxParams& sp, const DeviceInfo& dev, PlanPtr* out
     TOPS_RETURN_IF_ERROR(scope.status());
     Launch vec_launch, scalar_launch;
     // TOPS_SOFTMAX_DENSE=0 keeps the general warp-rows kernels (for comparisons).
-    const char* dense_env = std::getenv("TOPS_SOFTMAX_DENSE");
-    const bool dense = !sp.log && base.pre == 1.0f && base.ix.ndim <= 1 && !(dense_env && dense_env[0] == '0');
+    const bool dense = !sp.log && base.pre == 1.0f && base.ix.ndim <= 1 && !env_switched_off("TOPS_SOFTMAX_DENSE");
     if (vec_strides) TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, false, dense, base.rows, vm, &vec_launch));
     TOPS_RETURN_IF_ERROR(choose_launch(sp, dev, strided, false, base.rows, 1, &scalar_launch));
     std::string why = fmt("rows=", base.rows, " n=", n, " outer_dims=", base.ix.ndim,

@@ -23,8 +23,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 
+#include "common/env.hpp"
 #include "common/int_math.hpp"
 #include "cuda/common/sm90.cuh"
 #include "cuda/common/tensor_map.hpp"
@@ -159,8 +159,7 @@ const char* transpose_sm90_kernel_name() { return "transpose_rows_tma_sm90"; }
 bool transpose_sm90_pointers_ok(const void* x, const void* y) { return tma_aligned({x, y}); }
 
 std::string transpose_sm90_plan(const TransposeProblem& t, const DeviceInfo& dev, TransposeTmaProblem* out) {
-    const char* env = std::getenv("TOPS_TRANSPOSE_SM90");
-    if (env && env[0] == '0') return "TOPS_TRANSPOSE_SM90=0";
+    if (env_switched_off("TOPS_TRANSPOSE_SM90")) return "TOPS_TRANSPOSE_SM90=0";
     if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
     if (!t.inner_contiguous() || t.rank < 2) return "not a permutation of contiguous rows";
     if (t.rank > kTmaMaxRank) return "more than 5 dims after merging";
