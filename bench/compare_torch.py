@@ -572,11 +572,11 @@ def conv2d_family(b):
             w = (torch.randn(k, c, rs, rs, device="cuda") / (c * rs * rs) ** 0.5).to(dt).to(memory_format=fmt_)
             y = torch.empty(n, k, p, p, device="cuda", dtype=dt).to(memory_format=fmt_)
 
-            def make(x=x, w=w, y=y, stride=stride, pad=pad, nhwc=nhwc):
+            def make(x=x, w=w, y=y, stride=stride, pad=pad, nhwc=nhwc, tf32=False):
                 if nhwc:  # tops takes NHWC / KRSC dims order: the channels_last tensors permuted
                     return b.tops.conv2d(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), y.permute(0, 2, 3, 1),
-                                         stride=(stride, stride), pad=(pad,) * 4, nhwc=True, krsc=True)
-                return b.tops.conv2d(x, w, y, stride=(stride, stride), pad=(pad,) * 4)
+                                         stride=(stride, stride), pad=(pad,) * 4, nhwc=True, krsc=True, tf32=tf32)
+                return b.tops.conv2d(x, w, y, stride=(stride, stride), pad=(pad,) * 4, tf32=tf32)
             run = make()
             ref = lambda x=x, w=w, stride=stride, pad=pad: F.conv2d(x.double(), w.double(), stride=stride,  # noqa
                                                                    padding=pad)
@@ -587,6 +587,10 @@ def conv2d_family(b):
             flops = 2.0 * n * k * p * p * c * rs * rs
             b.compare("conv2d", case, "conv2d", dt_name, (n, c, hw, hw, k, rs, rs, stride, pad), run, y, ref, base,
                       flops=flops, rounds=max(b.rounds, 3))
+            if dt_name == "float32":  # TOPS_CONV_ALLOW_TF32 against cuDNN's TF32 mode
+                b.compare("conv2d", case.replace("float32", "tf32"), "conv2d", "tf32",
+                          (n, c, hw, hw, k, rs, rs, stride, pad), make(tf32=True), y, ref,
+                          {"cudnn-tf32": base["cudnn-tf32"]}, flops=flops, rounds=max(b.rounds, 3))
             if sweep:
                 for bm, bn, kb, stages, warp in configs:
                     cfg = "%dx%dx%d_s%d_w%s" % (bm, bn, kb // x.element_size(), stages, warp)

@@ -261,11 +261,12 @@ struct Tolerance {
     double max_abs;
 };
 
-// The one table: per output dtype against the fp64 reference.
-Tolerance tolerance(tops_dtype_t dtype);
+// The one table: per output dtype against the fp64 reference; tf32 for f32
+// ops created with a TF32-allowed flag (operands rounded to 10-bit mantissas).
+Tolerance tolerance(tops_dtype_t dtype, bool tf32 = false);
 // Two backends each within tolerance(dtype) of the reference are within
 // twice that of each other (triangle inequality); used for CUDA vs CPU.
-Tolerance cross_backend_tolerance(tops_dtype_t dtype);
+Tolerance cross_backend_tolerance(tops_dtype_t dtype, bool tf32 = false);
 
 ::testing::AssertionResult compare_values(const std::vector<double>& out, const std::vector<double>& ref,
                                           const Tolerance& tol, const std::vector<int64_t>& dims,

@@ -62,6 +62,7 @@ struct ConvCase {
     size_t misalign = 0;
     int threads = 0;
     const char* algo = nullptr;  // TOPS_CONV_ALGO while the op is created (CPU path choice)
+    bool tf32 = false;           // TOPS_CONV_ALLOW_TF32 (f32 may round operands to TF32)
 
     ConvCase& kernel(int64_t kr, int64_t ks) { r = kr; s = ks; return *this; }
     ConvCase& stride(int64_t sh, int64_t sw) { stride_h = sh; stride_w = sw; return *this; }
@@ -80,6 +81,7 @@ struct ConvCase {
     ConvCase& misaligned(size_t e) { misalign = e; return *this; }
     ConvCase& num_threads(int t) { threads = t; return *this; }
     ConvCase& forced(const char* a) { algo = a; return *this; }
+    ConvCase& allow_tf32() { tf32 = true; return *this; }
 
     int64_t out_h() const { return (h + pad_top + pad_bottom - dilation_h * (r - 1) - 1) / stride_h + 1; }
     int64_t out_w() const { return (w + pad_left + pad_right - dilation_w * (s - 1) - 1) / stride_w + 1; }
@@ -91,7 +93,7 @@ void PrintTo(const ConvCase& c, std::ostream* os) {
         << c.pad_left << "," << c.pad_right << " dilation " << c.dilation_h << "x" << c.dilation_w << " groups "
         << c.groups << (c.bias ? " bias" : "") << (c.residual ? " residual" : "") << (c.inplace ? " in place" : "")
         << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads << " algo "
-        << (c.algo ? c.algo : "auto");
+        << (c.algo ? c.algo : "auto") << (c.tf32 ? " tf32" : "");
 }
 
 // n, c, h, w, k.
@@ -169,6 +171,11 @@ std::vector<ConvCase> cases() {
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),
         cc("c300_k_slabs", 1, 300, 5, 4, 20).kernel(3, 3).pad_all(1).with_residual(),
         cc("c600_pointwise", 1, 600, 3, 3, 24).with_bias(),
+        // TOPS_CONV_ALLOW_TF32: CUDA f32 takes one TF32 product per term
+        // (the implicit GEMM, NCHW through the repack, and the 1x1 GEMM path)
+        cc("tf32_c64_3x3", 2, 64, 9, 11, 40).kernel(3, 3).pad_all(1).with_bias().allow_tf32(),
+        cc("tf32_stem_7x7_s2", 1, 3, 19, 17, 16).kernel(7, 7).stride(2, 2).pad_all(3).with_residual().allow_tf32(),
+        cc("tf32_pointwise", 2, 48, 5, 6, 24).with_bias().activation(TOPS_ACT_RELU).allow_tf32(),
         cc("stem_7x7_s2", 2, 3, 23, 29, 16).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().activation(
             TOPS_ACT_RELU),
         // layouts, alignment, threads
@@ -266,6 +273,7 @@ tops_conv2d_desc_t make_desc(const ConvCase& c, Store st, const Tensors& t) {
     d.dilation_w = int32_t(c.dilation_w);
     d.groups = int32_t(c.groups);
     d.act = c.act;
+    if (c.tf32) d.flags = TOPS_CONV_ALLOW_TF32;
     return d;
 }
 
@@ -377,12 +385,12 @@ TEST_P(ConvTest, MatchesFp64Reference) {
     std::string why;
     ASSERT_TRUE(run_case(backend, c, st, t, &out, &why));
     if (!why.empty()) GTEST_SKIP() << tops_backend_name(backend) << ": " << why;
-    EXPECT_TRUE(tops_test::compare_values(out, ref, tops_test::tolerance(dt), ydims, "conv2d y"));
+    EXPECT_TRUE(tops_test::compare_values(out, ref, tops_test::tolerance(dt, c.tf32), ydims, "conv2d y"));
     if (backend != TOPS_BACKEND_CPU && tops_test::backend_ready(TOPS_BACKEND_CPU, nullptr)) {
         std::vector<double> cpu;
         std::string cpu_why;
         ASSERT_TRUE(run_case(TOPS_BACKEND_CPU, c, st, t, &cpu, &cpu_why));
-        EXPECT_TRUE(tops_test::compare_values(out, cpu, tops_test::cross_backend_tolerance(dt), ydims,
+        EXPECT_TRUE(tops_test::compare_values(out, cpu, tops_test::cross_backend_tolerance(dt, c.tf32), ydims,
                                               "conv2d y vs cpu"));
     }
 }

@@ -408,6 +408,12 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
         EXPECT_EQ(tc, c.tensor_cores) << "c " << c.c << " groups " << c.groups << " r " << c.r << ": " << name;
         if (!c.tensor_cores) {
             EXPECT_NE(name.find("_simt_"), std::string::npos) << name;
+        } else {  // TOPS_CONV_ALLOW_TF32 turns the same plan into one TF32 product per term
+            d.flags = TOPS_CONV_ALLOW_TF32;
+            TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
+            ops_.push_back(op);
+            const std::string tf32 = tops_op_kernel_name(op);
+            EXPECT_NE(tf32.find("_mma1688_tf32"), std::string::npos) << tf32;
         }
     }
 }

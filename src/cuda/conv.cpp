@@ -16,8 +16,8 @@
 // Pointer alignment is only known at execute: a tensor-core plan whose x or w
 // pointer (or workspace) is not 16-byte aligned runs the SIMT kernel instead, and the 16-byte
 // epilogue is used only when y (and residual) are aligned. f32 keeps f32
-// accuracy on either path (3xTF32 or FMA); TOPS_CONV_ALLOW_TF32 allows TF32
-// but does not require it.
+// accuracy on either path (3xTF32 or FMA) unless TOPS_CONV_ALLOW_TF32 asks
+// for one TF32 product per step (the FMA fallback stays exact).
 // TOPS_CONV_IGEMM_CONFIG=<config name> forces a tensor-core tile config
 // (benchmarking the tile choice).
 #include <algorithm>
@@ -260,6 +260,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         if (f32) wr_.plane = ikp_.w_plane = w_elems;
     }
     path_ = Path::igemm;
+    ikp_.tf32 = f32 && cp.allow_tf32;
     std::string cfg_why;
     igemm_cfg_ = choose_igemm(kp_, dtype_, dev, &cfg_why);
     // Split-K only when the 64x64 tiles leave SMs without any CTA (fewer CTAs
@@ -287,7 +288,8 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         TOPS_RETURN_IF_ERROR(igemm_prepare(igemm_cfg_, dtype_));
     }
     const std::string cfg_name = igemm_config_name(igemm_cfg_, dtype_);
-    name_ = fmt("conv2d_", dt, "_igemm_nhwc_", cfg_name, dtype_ == TOPS_DTYPE_F32 ? "_mma1688_3xtf32" : "_mma16816",
+    name_ = fmt("conv2d_", dt, "_igemm_nhwc_", cfg_name,
+                !f32 ? "_mma16816" : ikp_.tf32 ? "_mma1688_tf32" : "_mma1688_3xtf32",
                 repack_x_ || repack_w_ ? "_repack" : "");
     const std::string sm90_why = std::getenv("TOPS_CONV_IGEMM_CONFIG")
                                      ? std::string("TOPS_CONV_IGEMM_CONFIG forces the mma.sync tiles")
@@ -298,7 +300,9 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                kp_.groups, ", tile ", cfg_name, " (", cfg_why, "), epilogue ",
                vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "scalar (y strides)",
                repack_x_ ? "; x repacked to dense NHWC" : "", repack_w_ ? "; w repacked to dense KRSC" : "",
-               f32 ? "; f32 as 3xTF32 (w split into TF32 big and small parts by the repack)" : "",
+               !f32            ? ""
+               : ikp_.tf32     ? "; f32 as TF32 (TOPS_CONV_ALLOW_TF32)"
+                               : "; f32 as 3xTF32 (w split into TF32 big and small parts by the repack)",
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);

@@ -51,6 +51,9 @@ struct ConvKernelParams {
     // f32 on the tensor-core kernel: w is the filter's TF32 big part and its
     // small part starts w_plane elements after it (the repack writes both).
     int64_t w_plane = 0;
+    // f32 with TOPS_CONV_ALLOW_TF32: one TF32 product per step (x rounded to
+    // TF32, w's big part) instead of the three of 3xTF32.
+    bool tf32 = false;
 };
 
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).

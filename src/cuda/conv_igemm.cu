@@ -104,7 +104,7 @@ using Tile64x64K32 = IgemmTile<64, 64, 64, 32, 32, 6, 4>;
 // (f32: bf[0] and bf[1] are the filter's TF32 big and small parts).
 template <class T, int BPL, int MT, int NT>
 __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const uint32_t (&af)[MT][4],
-                                               const uint32_t (&bf)[BPL][NT][2]) {
+                                               const uint32_t (&bf)[BPL][NT][2], bool tf32) {
     if constexpr (sizeof(T) == 2) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -112,6 +112,17 @@ __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const ui
             for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[0][nt]);
     } else {
         static_assert(sizeof(T) == 4 && BPL == 2, "f32 runs 3xTF32 with a pre-split filter");
+        if (tf32) {  // TF32 allowed: one product, as cuDNN / cuBLAS TF32 modes
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+                uint32_t a[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) a[e] = tf32_round(af[mt][e]);
+#pragma unroll
+                for (int nt = 0; nt < NT; ++nt) mma_m16n8k8_tf32(acc[mt][nt], a, bf[0][nt]);
+            }
+            return;
+        }
         // Splitting x's fragments is the loop's main cost (the ALU pipe was
         // the busiest, at 69%, when both operands were split with the full
         // tf32_split): a step whose A values are all below 2^127 in
@@ -358,7 +369,7 @@ __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlock
                 if (kt + STAGES - 1 < k_tiles) load_tile(write_stage);
                 cp_async_commit();
             }
-            igemm_mma_step<T, BPL>(acc, af[kk & 1], bf[kk & 1]);
+            igemm_mma_step<T, BPL>(acc, af[kk & 1], bf[kk & 1], p.tf32);
         }
         write_stage = stage;
         stage = next_stage;

@@ -73,15 +73,21 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&d)[4], const
 // big. +-inf splits into (+-largest finite TF32, +-inf): an infinite big
 // would meet the other operand's small part of either sign (inf - inf = NaN
 // where the product is an infinity); NaN splits into (NaN, NaN).
+// f32 bits v rounded to the nearest TF32 (ties away from zero).
+__device__ __forceinline__ uint32_t tf32_round(uint32_t v) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "r"(v));
+    return r;
+}
+
 __device__ __forceinline__ void tf32_split(uint32_t v, uint32_t& big, uint32_t& small) {
     constexpr uint32_t kTf32Mask = 0xffffe000u;     // sign, exponent, 10 mantissa bits
     constexpr uint32_t kSignBit = 0x80000000u;
     constexpr uint32_t kTf32MaxFinite = 0x7f7fe000u;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "r"(v));
+    big = tf32_round(v);
     const float x = __uint_as_float(v);
     if (isinf(__uint_as_float(big))) big = isinf(x) ? (v & kSignBit) | kTf32MaxFinite : v & kTf32Mask;
-    const float rest = x - __uint_as_float(big);
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
+    small = tf32_round(__float_as_uint(x - __uint_as_float(big)));
 }
 
 // Values below this magnitude (finite) take tf32_split_ordinary.
