@@ -285,7 +285,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     {
         DeviceScope scope(device_);
         TOPS_RETURN_IF_ERROR(scope.status());
-        TOPS_RETURN_IF_ERROR(igemm_prepare(igemm_cfg_, dtype_));
+        TOPS_RETURN_IF_ERROR(igemm_prepare(igemm_cfg_, dtype_, ikp_.tf32));
     }
     const std::string cfg_name = igemm_config_name(igemm_cfg_, dtype_);
     name_ = fmt("conv2d_", dt, "_igemm_nhwc_", cfg_name,

@@ -61,7 +61,7 @@ enum class IgemmConfig { k128x128, k128x64, k64x64, k64x64k32, count };
 // "BMxBNxBK_sSTAGES_wWMxWN", BK in elements of dtype.
 std::string igemm_config_name(IgemmConfig c, tops_dtype_t dtype);
 // Raises the kernels' dynamic shared-memory limit on the current device.
-Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype);
+Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype, bool tf32);
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream);
 
 // dst (d0, d2, d3, cpad) dense = src (d0, d1, d2, d3) in any strides, channel

@@ -102,9 +102,10 @@ using Tile64x64K32 = IgemmTile<64, 64, 64, 32, 32, 6, 4>;
 
 // One 32-byte k-step of a warp's (MT x NT) mma tiles on fragments af / bf
 // (f32: bf[0] and bf[1] are the filter's TF32 big and small parts).
-template <class T, int BPL, int MT, int NT>
+// (f32 with TF32: one TF32 product per term instead of three.)
+template <class T, bool TF32, int BPL, int MT, int NT>
 __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const uint32_t (&af)[MT][4],
-                                               const uint32_t (&bf)[BPL][NT][2], bool tf32) {
+                                               const uint32_t (&bf)[BPL][NT][2]) {
     if constexpr (sizeof(T) == 2) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -112,7 +113,7 @@ __device__ __forceinline__ void igemm_mma_step(float (&acc)[MT][NT][4], const ui
             for (int nt = 0; nt < NT; ++nt) mma_m16n8k16<T>(acc[mt][nt], af[mt], bf[0][nt]);
     } else {
         static_assert(sizeof(T) == 4 && BPL == 2, "f32 runs 3xTF32 with a pre-split filter");
-        if (tf32) {  // TF32 allowed: one product, as cuDNN / cuBLAS TF32 modes
+        if constexpr (TF32) {  // TF32 allowed: one product, as cuDNN / cuBLAS TF32 modes
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
                 uint32_t a[4];
@@ -188,7 +189,7 @@ struct IgemmElem {
     static constexpr int kMinBlocks = kF32 && Tile::kMinBlocks > 2 ? Tile::kMinBlocks - 1 : Tile::kMinBlocks;
 };
 
-template <class T, class Tile>
+template <class T, class Tile, bool TF32>
 __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlocks)) conv_igemm_nhwc_kernel(const __grid_constant__ ConvKernelParams p) {
     constexpr int BM = Tile::BM, BN = Tile::BN, CPR = Tile::CPR, CE = kChunkElems<T>;
     constexpr int MT = Tile::MT, NT = Tile::NT, STAGES = Tile::STAGES;
@@ -369,7 +370,7 @@ __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlock
                 if (kt + STAGES - 1 < k_tiles) load_tile(write_stage);
                 cp_async_commit();
             }
-            igemm_mma_step<T, BPL>(acc, af[kk & 1], bf[kk & 1], p.tf32);
+            igemm_mma_step<T, TF32, BPL>(acc, af[kk & 1], bf[kk & 1]);
         }
         write_stage = stage;
         stage = next_stage;
@@ -506,15 +507,18 @@ Status with_elem(tops_dtype_t dtype, const char* what, Fn&& fn) {
     }
 }
 
-// The one dispatch point: (dtype, config) -> fn(Tile{}, T{}, kernel). Twelve
-// instantiations.
+// The one dispatch point: (dtype, config, TF32 for f32) -> fn(Tile{}, T{},
+// kernel). Sixteen instantiations: 4 configs x (f16, bf16, f32, f32 TF32).
 template <class Fn>
-Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
+Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, bool tf32, Fn&& fn) {
     auto with_tile = [&](auto tile) -> Status {
         using Tile = decltype(tile);
         return with_elem(dtype, "conv igemm", [&](auto elem) {
             using T = decltype(elem);
-            return fn(tile, elem, conv_igemm_nhwc_kernel<T, Tile>);
+            if constexpr (sizeof(T) == 4) {
+                if (tf32) return fn(tile, elem, conv_igemm_nhwc_kernel<T, Tile, true>);
+            }
+            return fn(tile, elem, conv_igemm_nhwc_kernel<T, Tile, false>);
         });
     };
     switch (c) {
@@ -530,7 +534,7 @@ Status igemm_dispatch(IgemmConfig c, tops_dtype_t dtype, Fn&& fn) {
 
 std::string igemm_config_name(IgemmConfig c, tops_dtype_t dtype) {
     std::string name = "?";
-    igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto) {
+    igemm_dispatch(c, dtype, false, [&](auto tile, auto elem, auto) {
         using Tile = decltype(tile);
         using T = decltype(elem);
         name = fmt(Tile::BM, "x", Tile::BN, "x", Tile::KB / int(sizeof(T)), "_s", Tile::STAGES, "_w", Tile::WM, "x",
@@ -540,8 +544,8 @@ std::string igemm_config_name(IgemmConfig c, tops_dtype_t dtype) {
     return name;
 }
 
-Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype) {
-    return igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto kernel) {
+Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype, bool tf32) {
+    return igemm_dispatch(c, dtype, tf32, [&](auto tile, auto elem, auto kernel) {
         using Tile = decltype(tile);
         using T = decltype(elem);
         return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -564,7 +568,7 @@ Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStr
 }
 
 Status launch_conv_igemm(const ConvKernelParams& p, IgemmConfig c, tops_dtype_t dtype, cudaStream_t stream) {
-    return igemm_dispatch(c, dtype, [&](auto tile, auto elem, auto kernel) {
+    return igemm_dispatch(c, dtype, p.tf32, [&](auto tile, auto elem, auto kernel) {
         using Tile = decltype(tile);
         using T = decltype(elem);
         kernel<<<igemm_grid<Tile>(p), Tile::kThreads, IgemmElem<T, Tile>::kSmem, stream>>>(p);
