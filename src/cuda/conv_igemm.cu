@@ -21,14 +21,17 @@
 //
 // f32 runs the same kernel byte for byte: a 16-byte chunk is 4 channels
 // instead of 8, and the fragments ldmatrix gives for a 32-byte k-step are the
-// TF32 fragments of an m16n8k8 tile (mma.cuh). Each fragment register is
-// split into TF32 big + small and a step issues three MMAs (small * big,
+// TF32 fragments of an m16n8k8 tile (mma.cuh). Each operand is split into
+// TF32 big + small parts and a step issues three MMAs (small * big,
 // big * small, big * big; small * small, ~2^-22 relative, is dropped), which
 // keeps f32 accuracy (1-4e-7 relative on the ResNet layers, against 4e-7 to
-// 1e-6 for the f32 FMA kernel) at tensor-core speed. Measured alternative:
-// splitting once in the repack kernel into big / small planes (two tiles per
-// operand, no split instructions in the loop) ran no faster (0.49-0.73x
-// against 0.49-0.81x cuDNN f32) and costs a pass over x.
+// 1e-6 for the f32 FMA kernel) at tensor-core speed. The filter is split once
+// per call by its repack (a second B plane in shared memory); x's fragments
+// are split in registers. Measured alternative: splitting x in a repack as
+// well (two A tiles, no split instructions in the loop) ran no faster
+// (0.49-0.73x against 0.49-0.81x cuDNN f32 at the time) and costs a pass over
+// x. With TOPS_CONV_ALLOW_TF32 (the TF32 template parameter) a step issues
+// one MMA on x rounded to TF32 and w's big part.
 //
 // Requirements (checked by the plan): channels per group a multiple of a
 // 16-byte chunk, unit channel strides of x and w, every other x/w stride a
