@@ -278,9 +278,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     }
     if (ikp_.splits > 1) off_partial_ = reserve(int64_t(ikp_.splits) * m * kp_.k * kp_.groups, sizeof(float));
     workspace_ = off;
-    // The 16-byte epilogue stores 8 channels per thread in whole chunks.
-    constexpr int kEpiChannels = 8;
-    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kEpiChannels == 0 && strides_multiple(kp_.ys, 1, vec) &&
+    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kConvEpiChannels == 0 && strides_multiple(kp_.ys, 1, vec) &&
                        (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, vec)));
     {
         DeviceScope scope(device_);

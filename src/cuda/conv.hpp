@@ -56,6 +56,10 @@ struct ConvKernelParams {
     bool tf32 = false;
 };
 
+// Output channels one thread stores in the 16-byte epilogue (one vector of
+// f16 / bf16, two of f32): the plan's K and stride test and the kernels share it.
+constexpr int kConvEpiChannels = 8;
+
 // Tensor-core implicit GEMM configs (see IgemmTile in conv_igemm.cu).
 enum class IgemmConfig { k128x128, k128x64, k64x64, k64x64k32, count };
 // "BMxBNxBK_sSTAGES_wWMxWN", BK in elements of dtype.

@@ -51,8 +51,8 @@ __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const 
 // f16/bf16, two for f32); requires p.vec_out.
 template <class T>
 __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const ConvPixel& px, int64_t ko,
-                                                const float (&acc)[8]) {
-    constexpr int kLen = 8, kPer = 16 / int(sizeof(T));
+                                                const float (&acc)[kConvEpiChannels]) {
+    constexpr int kLen = kConvEpiChannels, kPer = 16 / int(sizeof(T));
     static_assert(kLen % kPer == 0, "whole 16-byte vectors");
     using V = Vec<T, kPer>;
     float v[kLen];

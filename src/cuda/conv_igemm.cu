@@ -51,7 +51,6 @@ namespace {
 constexpr int kChunkBytes = 16;     // one cp.async / one ldmatrix row
 constexpr int kStepBytes = 32;      // one k-step: k16 of f16 / bf16, k8 of TF32
 constexpr int kEpiPad = 8;          // f32 padding per staged row: conflict-free float2 stores
-constexpr int kEpiVec = 8;          // channels per thread in the channel-major epilogue
 
 template <class T>
 constexpr int kChunkElems = kChunkBytes / int(sizeof(T));  // 8 f16 / bf16, 4 f32
@@ -407,27 +406,27 @@ __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlock
         }
         return;
     }
-    constexpr int kColChunks = BN / kEpiVec;
+    constexpr int kColChunks = BN / kConvEpiChannels;
     for (int idx = tid; idx < BM * kColChunks; idx += Tile::kThreads) {
-        const int row = idx / kColChunks, col = (idx % kColChunks) * kEpiVec;
+        const int row = idx / kColChunks, col = (idx % kColChunks) * kConvEpiChannels;
         const int m = m0 + row, kn = n0 + col;
         if (m >= M || kn >= p.k) continue;
         const ConvPixel px = conv_pixel(m, p.p, p.q);
         const float4 lo = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col);
         const float4 hi = *reinterpret_cast<const float4*>(cs + row * Tile::kEpiLd + col + 4);
-        const float v[kEpiVec] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        const float v[kConvEpiChannels] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
         const int64_t ko = int64_t(g) * p.k + kn;
         if (p.splits > 1) {
             float* dst = p.partial + (int64_t(split) * M + m) * (int64_t(p.k) * p.groups) + ko;
 #pragma unroll
-            for (int e = 0; e < kEpiVec; ++e) {
+            for (int e = 0; e < kConvEpiChannels; ++e) {
                 if (kn + e < p.k) dst[e] = v[e];
             }
         } else if (p.vec_out) {
             conv_store_vec8<T>(p, px, ko, v);
         } else {
 #pragma unroll
-            for (int e = 0; e < kEpiVec; ++e) {
+            for (int e = 0; e < kConvEpiChannels; ++e) {
                 if (kn + e < p.k) conv_store_one<T>(p, px, ko + e, v[e]);
             }
         }

@@ -66,13 +66,9 @@ __device__ __forceinline__ void mma_m16n8k16<__nv_bfloat16>(float (&d)[4], const
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// f32 value v as big + small, both TF32 (10 explicit mantissa bits): big is v
-// rounded to nearest TF32 and small the rounded remainder, so big + small
-// carries 21-22 of v's 24 significant bits and the remainder has no sign
-// bias. A finite v that would round past the f32 range keeps its truncated
-// big. +-inf splits into (+-largest finite TF32, +-inf): an infinite big
-// would meet the other operand's small part of either sign (inf - inf = NaN
-// where the product is an infinity); NaN splits into (NaN, NaN).
+// TF32 keeps the sign, the exponent and the top 10 of f32's 23 mantissa bits.
+constexpr uint32_t kTf32Mask = 0xffffe000u;
+
 // f32 bits v rounded to the nearest TF32 (ties away from zero).
 __device__ __forceinline__ uint32_t tf32_round(uint32_t v) {
     uint32_t r;
@@ -80,8 +76,14 @@ __device__ __forceinline__ uint32_t tf32_round(uint32_t v) {
     return r;
 }
 
+// f32 value v as big + small, both TF32 (10 explicit mantissa bits): big is v
+// rounded to nearest TF32 and small the rounded remainder, so big + small
+// carries 21-22 of v's 24 significant bits and the remainder has no sign
+// bias. A finite v that would round past the f32 range keeps its truncated
+// big. +-inf splits into (+-largest finite TF32, +-inf): an infinite big
+// would meet the other operand's small part of either sign (inf - inf = NaN
+// where the product is an infinity); NaN splits into (NaN, NaN).
 __device__ __forceinline__ void tf32_split(uint32_t v, uint32_t& big, uint32_t& small) {
-    constexpr uint32_t kTf32Mask = 0xffffe000u;     // sign, exponent, 10 mantissa bits
     constexpr uint32_t kSignBit = 0x80000000u;
     constexpr uint32_t kTf32MaxFinite = 0x7f7fe000u;
     big = tf32_round(v);
@@ -98,8 +100,7 @@ constexpr float kTf32OrdinaryLimit = 0x1p127f;
 // bits and clears the 13 low ones, which cannot carry past the f32 range
 // here. A NaN v also splits into NaNs. Same results as tf32_split otherwise.
 __device__ __forceinline__ void tf32_split_ordinary(uint32_t v, uint32_t& big, uint32_t& small) {
-    constexpr uint32_t kTf32Mask = 0xffffe000u;
-    constexpr uint32_t kHalfUlp = 0x1000u;
+    constexpr uint32_t kHalfUlp = 0x1000u;  // half a TF32 ulp in f32 bits
     big = (v + kHalfUlp) & kTf32Mask;
     const float rest = __uint_as_float(v) - __uint_as_float(big);
     small = (__float_as_uint(rest) + kHalfUlp) & kTf32Mask;
