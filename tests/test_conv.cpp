@@ -178,6 +178,14 @@ std::vector<ConvCase> cases() {
         cc("tf32_pointwise", 2, 48, 5, 6, 24).with_bias().activation(TOPS_ACT_RELU).allow_tf32(),
         cc("stem_7x7_s2", 2, 3, 23, 29, 16).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().activation(
             TOPS_ACT_RELU),
+        // CUDA tap folding (channels per tap not a whole chunk: a filter row's
+        // taps become channels): dilated and strided columns, padding past the
+        // filter on either side, every layout, a misaligned x
+        cc("fold_c1_5x5_d2_s12", 2, 1, 11, 13, 9).kernel(5, 5).dilation(2, 2).stride(1, 2).pad(1, 3, 4, 0)
+            .with_bias().activation(TOPS_ACT_RELU),
+        cc("fold_c3_pad_gt_s23", 1, 3, 7, 10, 12).kernel(3, 3).stride(2, 3).pad(2, 1, 4, 3).with_residual()
+            .layouts(all),
+        cc("fold_c5_1x3_d3", 2, 5, 4, 17, 24).kernel(1, 3).dilation(1, 3).pad(0, 0, 2, 5).with_bias().misaligned(1),
         // layouts, alignment, threads
         cc("layouts_3x3", 2, 6, 5, 6, 10).kernel(3, 3).pad(1, 0, 2, 1).with_bias().with_residual().layouts(all),
         cc("layouts_groups", 1, 12, 5, 5, 9).kernel(3, 3).pad_all(1).group(3).layouts(all),

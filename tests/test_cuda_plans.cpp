@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -414,6 +415,47 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
             ops_.push_back(op);
             const std::string tf32 = tops_op_kernel_name(op);
             EXPECT_NE(tf32.find("_mma1688_tf32"), std::string::npos) << tf32;
+        }
+    }
+}
+
+// Tap folding: the f16 stem (3 channels, 7 taps per filter row) folds each
+// row's taps into 21 channels; f32 folds only where it saves a quarter of the
+// chunks (1 channel over 3 taps, not the 3-channel stem), and
+// TOPS_CONV_FOLD_TAPS=0 turns it off.
+TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
+    struct Case {
+        tops_dtype_t dtype;
+        int64_t c, r;
+        bool fold;
+    };
+    const Case cases[] = {
+        {TOPS_DTYPE_F16, 3, 7, true}, {TOPS_DTYPE_BF16, 5, 3, true}, {TOPS_DTYPE_F32, 3, 7, false},
+        {TOPS_DTYPE_F32, 1, 3, true}, {TOPS_DTYPE_F16, 16, 3, false},
+    };
+    for (const Case& c : cases) {
+        const int64_t x_nhwc[4] = {2, 14, 14, c.c}, w_krsc[4] = {16, c.r, c.r, c.c}, y_nhwc[4] = {2, 14, 14, 16};
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        d.layout = TOPS_CONV_NHWC;
+        d.filter_layout = TOPS_CONV_FILTER_KRSC;
+        TOPS_OK(tops_tensor_desc_init(&d.x, c.dtype, 4, x_nhwc, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.w, c.dtype, 4, w_krsc, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.y, c.dtype, 4, y_nhwc, nullptr));
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = int32_t(c.r / 2);
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        EXPECT_EQ(name.find("_fold") != std::string::npos, c.fold) << "c " << c.c << " r " << c.r << ": " << name;
+        if (c.fold) {
+            setenv("TOPS_CONV_FOLD_TAPS", "0", 1);
+            const tops_status_t s = tops_conv2d_create(ctx_, &d, &op);
+            unsetenv("TOPS_CONV_FOLD_TAPS");
+            TOPS_OK(s);
+            ops_.push_back(op);
+            const std::string plain = tops_op_kernel_name(op);
+            EXPECT_EQ(plain.find("_fold"), std::string::npos) << plain;
+            EXPECT_NE(plain.find("_igemm_nhwc_"), std::string::npos) << plain;
         }
     }
 }

@@ -9,7 +9,10 @@
 //     3xTF32); x and w that are not channels-last with C per group a multiple
 //     of a 16-byte chunk (8 f16 / bf16, 4 f32) and chunk-multiple strides are
 //     first repacked into the workspace as dense NHWC / KRSC with channels
-//     zero-padded to a chunk (NCHW, the 3-channel stem, odd strides)
+//     zero-padded to a chunk (NCHW, the 3-channel stem, odd strides); where
+//     channels per tap are not a whole chunk, the taps of a filter row are
+//     folded into the channels first (fold_taps: the f16 stem's reduction
+//     drops from 49 chunks per pixel to 21)
 //   grouped with C per group not a chunk multiple, filters over 32 taps
 //                                             -> conv_simt (f32 FMA)
 //
@@ -28,6 +31,7 @@
 #include <string>
 
 #include "common/conv_gemm.hpp"
+#include "common/env.hpp"
 #include "cuda/conv.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/ops.hpp"
@@ -65,6 +69,25 @@ bool strides_multiple(const int64_t (&s)[4], int skip, int64_t v) {
 }
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// Tap folding: with channels per tap not a whole 16-byte chunk, every tap
+// pads them to one (the 3-channel f16 stem: 3 of 8 lanes carry data, 49 chunks
+// per pixel for 147 products). Folding a filter row's S taps into the
+// channels (x repacked as (N, H, Q, S*C) read at each tap's column, w as
+// (K, R, 1, S*C)) pads once per row: 7 x 3 chunks for the stem. Taken when
+// it saves at least a quarter of the chunks (the folded x is S / stride_w
+// times x's size); TOPS_CONV_FOLD_TAPS=0 turns it off, =1 takes it wherever
+// it applies.
+constexpr int64_t kFoldMinSavingDen = 4;
+bool fold_taps(const ConvKernelParams& kp, int64_t vec) {
+    const char env = env_flag("TOPS_CONV_FOLD_TAPS");
+    if (kp.groups != 1 || kp.c % vec == 0 || kp.s == 1 || env == '0') return false;
+    if (env == '1') return true;
+    const int64_t per_tap = int64_t(kp.s) * round_up(kp.c, vec), folded = round_up(int64_t(kp.s) * kp.c, vec);
+    return folded * kFoldMinSavingDen <= per_tap * (kFoldMinSavingDen - 1);
+}
 
 // Tile config for the tensor-core kernel.
 IgemmConfig choose_igemm(const ConvKernelParams& kp, tops_dtype_t dtype, const DeviceInfo& dev, std::string* why) {
@@ -211,8 +234,9 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     };
     // f32 always repacks w: the repack writes its TF32 big and small parts.
     const bool f32 = dtype_ == TOPS_DTYPE_F32;
-    repack_x_ = !operand_ok(kp_.xs);
-    repack_w_ = f32 || !operand_ok(kp_.ws);
+    const bool fold = fold_taps(kp_, vec);
+    repack_x_ = fold || !operand_ok(kp_.xs);
+    repack_w_ = fold || f32 || !operand_ok(kp_.ws);
     std::string no_tc;
     if (kp_.r > kMaxMaskTaps || kp_.s > kMaxMaskTaps) no_tc = "filter larger than 32 taps";
     else if ((repack_x_ || repack_w_) && kp_.groups > 1 && kp_.c % vec != 0)
@@ -224,10 +248,25 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         return Status::ok();
     }
     // Operands that are not dense-enough channels-last are rewritten into the
-    // workspace as dense NHWC / KRSC, channels zero-padded to a whole chunk.
+    // workspace as dense NHWC / KRSC, channels zero-padded to a whole chunk
+    // (with tap folding: a filter row's taps and channels as one channel dim,
+    // the input columns as the output's Q, filters one tap wide).
     ikp_ = kp_;
-    const int64_t cpad_g = (int64_t(kp_.c) + vec - 1) / vec * vec;
+    const int64_t cpad_g = round_up(fold ? int64_t(kp_.s) * kp_.c : kp_.c, vec);
     const int64_t cx = cpad_g * kp_.groups;
+    if (fold) {
+        ikp_.w_in = kp_.q;
+        ikp_.s = 1;
+        ikp_.stride_w = ikp_.dil_w = 1;
+        ikp_.pad_w = 0;
+        xr_.fold = wr_.fold = kp_.s;
+        xr_.out3 = kp_.q;
+        xr_.step3 = kp_.stride_w;
+        xr_.dil3 = kp_.dil_w;
+        xr_.pad3 = kp_.pad_w;
+        wr_.out3 = 1;
+        wr_.dil3 = 1;
+    }
     size_t off = 0;
     auto reserve = [&](int64_t elems, size_t elem_bytes) {
         const size_t at = off;
@@ -242,9 +281,9 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         xr_.dims[3] = kp_.w_in;
         for (int i = 0; i < 4; ++i) xr_.strides[i] = kp_.xs[i];
         xr_.cpad = cx;
-        const int64_t xs[4] = {int64_t(kp_.h) * kp_.w_in * cx, 1, int64_t(kp_.w_in) * cx, cx};
+        const int64_t xs[4] = {int64_t(kp_.h) * ikp_.w_in * cx, 1, int64_t(ikp_.w_in) * cx, cx};
         for (int i = 0; i < 4; ++i) ikp_.xs[i] = xs[i];
-        off_x_ = reserve(int64_t(kp_.n) * kp_.h * kp_.w_in * cx, dtype_size(dtype_));
+        off_x_ = reserve(int64_t(kp_.n) * kp_.h * ikp_.w_in * cx, dtype_size(dtype_));
     }
     if (repack_w_) {
         wr_.dims[0] = int64_t(kp_.k) * kp_.groups;
@@ -253,9 +292,9 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         wr_.dims[3] = kp_.s;
         for (int i = 0; i < 4; ++i) wr_.strides[i] = kp_.ws[i];
         wr_.cpad = cpad_g;
-        const int64_t ws[4] = {int64_t(kp_.r) * kp_.s * cpad_g, 1, int64_t(kp_.s) * cpad_g, cpad_g};
+        const int64_t ws[4] = {int64_t(kp_.r) * ikp_.s * cpad_g, 1, int64_t(ikp_.s) * cpad_g, cpad_g};
         for (int i = 0; i < 4; ++i) ikp_.ws[i] = ws[i];
-        const int64_t w_elems = wr_.dims[0] * kp_.r * kp_.s * cpad_g;
+        const int64_t w_elems = wr_.dims[0] * kp_.r * ikp_.s * cpad_g;
         off_w_ = reserve(w_elems * (f32 ? 2 : 1), dtype_size(dtype_));
         if (f32) wr_.plane = ikp_.w_plane = w_elems;
     }
@@ -270,7 +309,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     // than the added CTAs gain), so partially filled waves are not split.
     const int64_t ctas = (m + kSplitTile - 1) / kSplitTile * ((kp_.k + kSplitTile - 1) / kSplitTile) * kp_.groups;
     const int64_t slots = int64_t(dev.sm_count) * kSplitCtasPerSm;
-    const int64_t k_tiles = (int64_t(kp_.r) * kp_.s * (ikp_.c / vec) + kSplitChunksPerTile - 1) /
+    const int64_t k_tiles = (int64_t(ikp_.r) * ikp_.s * (ikp_.c / vec) + kSplitChunksPerTile - 1) /
                             kSplitChunksPerTile;
     if (ctas * kSplitCtasPerSm <= slots) {
         ikp_.splits = int(std::max<int64_t>(
@@ -288,7 +327,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     const std::string cfg_name = igemm_config_name(igemm_cfg_, dtype_);
     name_ = fmt("conv2d_", dt, "_igemm_nhwc_", cfg_name,
                 !f32 ? "_mma16816" : ikp_.tf32 ? "_mma1688_tf32" : "_mma1688_3xtf32",
-                repack_x_ || repack_w_ ? "_repack" : "");
+                repack_x_ || repack_w_ ? "_repack" : "", fold ? "_fold" : "");
     const std::string sm90_why = std::getenv("TOPS_CONV_IGEMM_CONFIG")
                                      ? std::string("TOPS_CONV_IGEMM_CONFIG forces the mma.sync tiles")
                                      : conv_sm90_plan(kp_, dtype_, residual_, dev, &sm90q_);
@@ -302,6 +341,10 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                : ikp_.tf32     ? "; f32 as TF32 (TOPS_CONV_ALLOW_TF32)"
                                : "; f32 as 3xTF32 (w split into TF32 big and small parts by the repack)",
                repack_x_ || repack_w_ ? fmt(" (channels padded to ", cpad_g, ")") : std::string(),
+               fold ? fmt("; the ", kp_.s, " taps of a filter row folded into ", int64_t(kp_.s) * kp_.c,
+                          " channels (", int64_t(kp_.r) * (cpad_g / vec), " chunks per pixel instead of ",
+                          int64_t(kp_.r) * kp_.s * round_up(kp_.c, vec) / vec, ")")
+                    : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name);
     if (sm90_) {

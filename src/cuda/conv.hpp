@@ -81,6 +81,13 @@ struct ConvRepackParams {
     // f32: nonzero writes dst as the TF32 big part of src and the small part
     // plane elements after it.
     int64_t plane = 0;
+    // Tap folding (fold > 1): the taps along d3 become channels. dst channel
+    // j is src channel j % d1 at tap t = j / d1 (t < fold), read at d3 index
+    // i3 * step3 + t * dil3 - pad3, zero outside [0, d3); dst's d3 has out3
+    // entries. A filter row of S taps over C channels is then one tap of
+    // S * C channels (padded to a chunk once, not per tap).
+    int64_t fold = 1, out3 = 0, step3 = 0, dil3 = 0, pad3 = 0;
+    __host__ __device__ int64_t dst_dim3() const { return fold > 1 ? out3 : dims[3]; }
 };
 Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream);
 
