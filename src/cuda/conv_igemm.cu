@@ -380,7 +380,13 @@ __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlock
     cp_async_wait<0>();
     __syncthreads();  // every warp is done with the pipeline buffers
 
-    // Accumulators -> shared (BM, BN + kEpiPad) f32.
+    // Accumulators -> shared (BM, BN + kEpiPad) f32. For y with unit pixel
+    // stride (NCHW) the epilogue reads columns (32 rows of one channel per
+    // warp), which the 72-float row pitch maps to 4 banks: there the staged
+    // columns are XOR-swizzled by row in pairs (so the float2 stores stay
+    // conflict-free), and a column read is 2-way instead of 8-way conflicted.
+    const bool pixel_major = p.splits == 1 && !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1;
+    auto swz = [&](int row) { return pixel_major ? ((row >> 2) & 3) * 2 : 0; };
     float* cs = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
@@ -388,21 +394,35 @@ __global__ void __launch_bounds__(Tile::kThreads, (IgemmElem<T, Tile>::kMinBlock
         for (int nt = 0; nt < NT; ++nt) {
             const int row = wm * Tile::WM + mt * 16 + lane / 4;
             const int col = wn * Tile::WN + nt * 8 + (lane % 4) * 2;
-            *reinterpret_cast<float2*>(cs + row * Tile::kEpiLd + col) = make_float2(acc[mt][nt][0], acc[mt][nt][1]);
-            *reinterpret_cast<float2*>(cs + (row + 8) * Tile::kEpiLd + col) =
+            *reinterpret_cast<float2*>(cs + row * Tile::kEpiLd + (col ^ swz(row))) =
+                make_float2(acc[mt][nt][0], acc[mt][nt][1]);
+            *reinterpret_cast<float2*>(cs + (row + 8) * Tile::kEpiLd + (col ^ swz(row + 8))) =
                 make_float2(acc[mt][nt][2], acc[mt][nt][3]);
         }
     }
     __syncthreads();
 
-    if (p.splits == 1 && !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1) {
-        // Pixels contiguous in y (NCHW): consecutive threads take consecutive
-        // pixels of one channel, so each store instruction is coalesced.
-        for (int idx = tid; idx < BM * BN; idx += Tile::kThreads) {
-            const int row = idx % BM, col = idx / BM;
-            const int m = m0 + row, kn = n0 + col;
-            if (m >= M || kn >= p.k) continue;
-            conv_store_one<T>(p, conv_pixel(m, p.p, p.q), int64_t(g) * p.k + kn, cs[row * Tile::kEpiLd + col]);
+    if (pixel_major) {
+        // Pixels contiguous in y: a thread keeps one pixel and walks its
+        // channels, consecutive threads on consecutive pixels, so each store
+        // is coalesced and the pixel's offsets are computed once (not per
+        // element, as the walk over all (pixel, channel) pairs did).
+        static_assert(Tile::kThreads % BM == 0, "a thread keeps one pixel");
+        constexpr int kColStep = Tile::kThreads / BM;
+        const int row = tid % BM, m = m0 + row;
+        if (m >= M) return;
+        const ConvPixel px = conv_pixel(m, p.p, p.q);
+        const int64_t ko0 = int64_t(g) * p.k + n0;
+        T* y = static_cast<T*>(p.y) + (px.n * p.ys[0] + ko0 * p.ys[1] + px.oh * p.ys[2] + px.ow * p.ys[3]);
+        const T* res = p.residual ? static_cast<const T*>(p.residual) +
+                                        (px.n * p.res[0] + ko0 * p.res[1] + px.oh * p.res[2] + px.ow * p.res[3])
+                                  : nullptr;
+        const float* crow = cs + row * Tile::kEpiLd;
+        const int sw = swz(row), cols = min(BN, p.k - n0);
+        for (int col = tid / BM; col < cols; col += kColStep) {
+            float v = p.alpha * crow[col ^ sw] + conv_bias<T>(p, ko0 + col);
+            if (res) v += p.beta * ElemTraits<T>::to_float(res[col * p.res[1]]);
+            y[col * p.ys[1]] = ElemTraits<T>::from_float(activate(p.act, v));
         }
         return;
     }
