@@ -63,6 +63,8 @@ struct ConvCase {
     int threads = 0;
     const char* algo = nullptr;  // TOPS_CONV_ALGO while the op is created (CPU path choice)
     bool tf32 = false;           // TOPS_CONV_ALLOW_TF32 (f32 may round operands to TF32)
+    const char* env = nullptr;   // another plan-time switch set while the op is created
+    const char* env_value = nullptr;
 
     ConvCase& kernel(int64_t kr, int64_t ks) { r = kr; s = ks; return *this; }
     ConvCase& stride(int64_t sh, int64_t sw) { stride_h = sh; stride_w = sw; return *this; }
@@ -82,6 +84,7 @@ struct ConvCase {
     ConvCase& num_threads(int t) { threads = t; return *this; }
     ConvCase& forced(const char* a) { algo = a; return *this; }
     ConvCase& allow_tf32() { tf32 = true; return *this; }
+    ConvCase& with_env(const char* name, const char* value) { env = name; env_value = value; return *this; }
 
     int64_t out_h() const { return (h + pad_top + pad_bottom - dilation_h * (r - 1) - 1) / stride_h + 1; }
     int64_t out_w() const { return (w + pad_left + pad_right - dilation_w * (s - 1) - 1) / stride_w + 1; }
@@ -93,7 +96,8 @@ void PrintTo(const ConvCase& c, std::ostream* os) {
         << c.pad_left << "," << c.pad_right << " dilation " << c.dilation_h << "x" << c.dilation_w << " groups "
         << c.groups << (c.bias ? " bias" : "") << (c.residual ? " residual" : "") << (c.inplace ? " in place" : "")
         << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads << " algo "
-        << (c.algo ? c.algo : "auto") << (c.tf32 ? " tf32" : "");
+        << (c.algo ? c.algo : "auto") << (c.tf32 ? " tf32" : "") << (c.env ? " " : "") << (c.env ? c.env : "")
+        << (c.env ? "=" : "") << (c.env ? c.env_value : "");
 }
 
 // n, c, h, w, k.
@@ -168,6 +172,13 @@ std::vector<ConvCase> cases() {
         cc("sm90_box_8x16", 1, 32, 16, 8, 64).kernel(3, 3).pad_all(1),
         cc("sm90_many_tiles", 8, 16, 56, 56, 64).kernel(3, 3).pad_all(1).activation(TOPS_ACT_RELU),
         cc("sm90_k256_128_wide", 4, 16, 56, 56, 256).kernel(3, 3).pad_all(1).with_bias(),  // 224 tiles of 128 channels
+        // split-K on clusters of two CTAs: 4 tiles of 128 channels (odd batch,
+        // bias, ReLU), and forced on 84 tiles, more than the clusters that fit
+        // (each cluster then walks several tiles)
+        cc("sm90_split_c128_k256_7x7", 3, 128, 7, 7, 256).kernel(3, 3).pad_all(1).with_bias().activation(
+            TOPS_ACT_RELU),
+        cc("sm90_split_forced_many_tiles", 1, 8, 56, 56, 384).kernel(2, 2).pad(1, 0, 1, 0).with_env(
+            "TOPS_CONV_SM90_SPLIT", "1"),
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),
         cc("c300_k_slabs", 1, 300, 5, 4, 20).kernel(3, 3).pad_all(1).with_residual(),
         cc("c600_pointwise", 1, 600, 3, 3, 24).with_bias(),
@@ -320,6 +331,7 @@ bool documented_limit(const std::string& msg) {
         }
         tops_test::OpHandle op;
         ScopedEnv env("TOPS_CONV_ALGO", c.algo);
+        ScopedEnv other(c.env ? c.env : "", c.env ? c.env_value : nullptr);
         const tops_status_t s = tops_conv2d_create(ctx.ctx, &d, &op.op);
         if (s == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {
             *skip_why = tops_last_error();
@@ -329,6 +341,7 @@ bool documented_limit(const std::string& msg) {
     }
     const tops_test::CreateFn create = [&](tops_context_t ctx, tops_op_t* op) {
         ScopedEnv env("TOPS_CONV_ALGO", c.algo);
+        ScopedEnv other(c.env ? c.env : "", c.env ? c.env_value : nullptr);
         return tops_conv2d_create(ctx, &d, op);
     };
     tops_test::RunSpec spec;

@@ -460,6 +460,34 @@ TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
     }
 }
 
+// ResNet's 7x7 K512 layer has 64 tiles of 128 channels: on an sm_90 device
+// each runs split-K on a cluster of two CTAs; TOPS_CONV_SM90_SPLIT=0 keeps
+// the 128 tiles of 64 channels.
+TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
+    const int64_t x[4] = {32, 7, 7, 512}, w[4] = {512, 3, 3, 512}, y[4] = {32, 7, 7, 512};
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.layout = TOPS_CONV_NHWC;
+    d.filter_layout = TOPS_CONV_FILTER_KRSC;
+    TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F16, 4, x, nullptr));
+    TOPS_OK(tops_tensor_desc_init(&d.w, TOPS_DTYPE_F16, 4, w, nullptr));
+    TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F16, 4, y, nullptr));
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    tops_op_t op = nullptr;
+    TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
+    ops_.push_back(op);
+    const std::string name = tops_op_kernel_name(op);
+    if (name.find("_sm90_") == std::string::npos) GTEST_SKIP() << "not on the Hopper kernel: " << name;
+    EXPECT_NE(name.find("_128x128x64_splitk2"), std::string::npos) << name;
+    setenv("TOPS_CONV_SM90_SPLIT", "0", 1);
+    const tops_status_t s = tops_conv2d_create(ctx_, &d, &op);
+    unsetenv("TOPS_CONV_SM90_SPLIT");
+    TOPS_OK(s);
+    ops_.push_back(op);
+    const std::string plain = tops_op_kernel_name(op);
+    EXPECT_NE(plain.find("_128x64x64"), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("splitk"), std::string::npos) << plain;
+}
+
 #endif
 
 }  // namespace

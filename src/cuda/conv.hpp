@@ -104,6 +104,7 @@ struct ConvSm90Problem {
     float alpha = 1.0f;
     int bq = 0, bp = 0, bn = 0;  // a tile's 128 output pixels: bn images x bp rows x bq columns
     int block_n = 0;             // a tile's output channels (64 or 128)
+    int splits = 1;              // 2: each tile on a cluster of two CTAs splitting K (block_n 128)
     int tiles = 0;
 };
 // Fills `out` and returns "" when the kernel takes the problem on `dev`

@@ -16,8 +16,11 @@
 // is B^T, (K, R*S, C) loaded as (BLOCK_N, 64) boxes of tap (r, s). Each warp
 // stores its 16 output pixels through a 4-D map of y, which drops pixels
 // past P, Q or N. K block kb = (r * S + s) * ceil(C / 64) + c block.
+// Layers with too few 128-channel tiles to fill the SMs (7x7 K512: 64 tiles)
+// run them split-K on clusters of two CTAs (ConvSplitOp; see the kernel).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 
@@ -90,29 +93,42 @@ struct ConvOp {
 #endif
 };
 
+// Each tile on a cluster of two CTAs, each reducing half the K blocks.
+struct ConvSplitOp : ConvOp {
+    static constexpr int kSplits = 2;
+};
+constexpr int kSplitBlockN = 128;  // the split form's only tile width
+
 using ConvSm90Kernel = void (*)(ConvSm90Params);
 
-template <class T, int BLOCK_N>
+template <class T, class Op, int BLOCK_N>
 ConvSm90Kernel kernel_of(Activation act) {
     switch (act) {
-        case Activation::none: return sm90gemm::kernel<T, Activation::none, ConvOp, BLOCK_N>;
-        case Activation::relu: return sm90gemm::kernel<T, Activation::relu, ConvOp, BLOCK_N>;
+        case Activation::none: return sm90gemm::kernel<T, Activation::none, Op, BLOCK_N>;
+        case Activation::relu: return sm90gemm::kernel<T, Activation::relu, Op, BLOCK_N>;
         default: return nullptr;
     }
 }
 
-// The one dispatch point: dtype x output-channel tile x activation (the
-// epilogues ResNet-style layers use; others take conv_igemm).
-ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, Activation act) {
+// The one dispatch point: dtype x output-channel tile (64, 128, 128 split
+// over two CTAs) x activation (the epilogues ResNet-style layers use; others
+// take conv_igemm).
+ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, int splits, Activation act) {
     const bool f16 = dtype == TOPS_DTYPE_F16;
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
-    if (block_n == 64) return f16 ? kernel_of<__half, 64>(act) : kernel_of<__nv_bfloat16, 64>(act);
-    if (block_n == 128) return f16 ? kernel_of<__half, 128>(act) : kernel_of<__nv_bfloat16, 128>(act);
+    if (splits == 2 && block_n == kSplitBlockN) {
+        return f16 ? kernel_of<__half, ConvSplitOp, kSplitBlockN>(act)
+                   : kernel_of<__nv_bfloat16, ConvSplitOp, kSplitBlockN>(act);
+    }
+    if (splits != 1) return nullptr;
+    if (block_n == 64) return f16 ? kernel_of<__half, ConvOp, 64>(act) : kernel_of<__nv_bfloat16, ConvOp, 64>(act);
+    if (block_n == 128) return f16 ? kernel_of<__half, ConvOp, 128>(act) : kernel_of<__nv_bfloat16, ConvOp, 128>(act);
     return nullptr;
 }
 
-int smem_bytes_for(int block_n) {
-    return block_n == 64 ? sm90gemm::Tile<64>::kSmemBytes : sm90gemm::Tile<128>::kSmemBytes;
+int smem_bytes_for(int block_n, int splits) {
+    if (splits == 2) return sm90gemm::KernelSmem<kSplitBlockN, 2>::kBytes;
+    return block_n == 64 ? sm90gemm::KernelSmem<64, 1>::kBytes : sm90gemm::KernelSmem<128, 1>::kBytes;
 }
 
 
@@ -159,6 +175,10 @@ Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const 
 
 const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
     const bool f16 = q.dtype == TOPS_DTYPE_F16;
+    if (q.splits == 2) {
+        return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster"
+                   : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster";
+    }
     if (q.block_n == 64) return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x64x64" : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x64x64";
     return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x128x64" : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x128x64";
 }
@@ -207,27 +227,58 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     // wide (128 tiles; 128 wide would leave half the SMs idle) 238. By count,
     // a 64-wide wgmma reads 32 KiB of shared memory per MFLOP against 24 for
     // 128 (each warpgroup reads its A rows and all of B), the likely reason.
+    // Where 128-wide tiles fill less than that but twice them fit on the
+    // SMs, each 128-wide tile runs on a cluster of two CTAs splitting K
+    // (7x7 K512: 64 tiles on 128 CTAs). TOPS_CONV_SM90_SPLIT=0 keeps the
+    // 64-wide tiles there, =1 splits wherever K is a multiple of 128 and
+    // the K blocks are even.
     constexpr int64_t kWaveTenths = 9;
-    q.block_n = q.k % 128 == 0 && pixel_tiles * (q.k / 128) * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
+    const int64_t wide_tiles = q.k % 128 == 0 ? pixel_tiles * (q.k / 128) : 0;
+    const int64_t k_blocks = int64_t(q.r) * q.s * ceil_div(q.c, kBlockK);
+    q.block_n = wide_tiles > 0 && wide_tiles * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
+    const char split_env = env_flag("TOPS_CONV_SM90_SPLIT");
+    if (wide_tiles > 0 && k_blocks % 2 == 0 && split_env != '0' &&
+        (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count))) {
+        q.block_n = kSplitBlockN;
+        q.splits = 2;
+    }
     const int64_t tiles = pixel_tiles * ceil_div(q.k, q.block_n);
     if (tiles > INT_MAX) return "too many tiles";
     q.tiles = int(tiles);
-    const ConvSm90Kernel kernel = kernel_for(dtype, q.block_n, q.act);
+    const ConvSm90Kernel kernel = kernel_for(dtype, q.block_n, q.splits, q.act);
     if (!kernel) return "no kernel for this dtype / activation";
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "no sm_90a image";
     }
-    if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n)) return "too little shared memory";
+    if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n, q.splits)) return "too little shared memory";
     if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
     const void* stand_in = tma_stand_in_address();
     ConvSm90Params probe{};
     if (!encode_all(q, stand_in, stand_in, stand_in, &probe).is_ok()) return "strides TMA cannot express";
     if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem_bytes_for(q.block_n)) != cudaSuccess) {
+                             smem_bytes_for(q.block_n, q.splits)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "shared memory opt-in refused";
+    }
+    if (q.splits == 2) {  // a cluster of two such CTAs must fit
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr = {};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = 2;
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+        cfg.gridDim = dim3(2);
+        cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
+        cfg.dynamicSmemBytes = size_t(smem_bytes_for(q.block_n, q.splits));
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &cfg) != cudaSuccess ||
+            clusters < 1) {
+            (void)cudaGetLastError();
+            return "no cluster of two CTAs fits";
+        }
     }
     *out = q;
     return std::string();
@@ -255,8 +306,27 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
     p.tiles_k = int(ceil_div(q.k, q.block_n));
     static_assert(sm90gemm::Tile<64>::kThreads == sm90gemm::Tile<128>::kThreads, "one block size");
     static_assert(kTilePixels == 128, "pixel boxes hold 128 pixels");
-    const int grid = q.tiles < sm_count ? q.tiles : sm_count;
-    kernel_for(q.dtype, q.block_n, q.act)<<<grid, sm90gemm::Tile<64>::kThreads, smem_bytes_for(q.block_n), stream>>>(p);
+    const ConvSm90Kernel kernel = kernel_for(q.dtype, q.block_n, q.splits, q.act);
+    const int smem = smem_bytes_for(q.block_n, q.splits);
+    if (q.splits == 1) {
+        const int grid = q.tiles < sm_count ? q.tiles : sm_count;
+        kernel<<<grid, sm90gemm::Tile<64>::kThreads, smem, stream>>>(p);
+        return launch_status(conv_sm90_kernel_name(q));
+    }
+    // Clusters of two CTAs (one tile each pair), at most one CTA per SM.
+    const int64_t ctas = std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    cfg.gridDim = dim3(unsigned(ctas));
+    cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
+    cfg.dynamicSmemBytes = size_t(smem);
+    cfg.stream = stream;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&cfg, kernel, p);  // its error is also the last error, which launch_status takes
     return launch_status(conv_sm90_kernel_name(q));
 }
 

@@ -21,12 +21,23 @@
 // boxes feed K block kb (Op::load) and where a warp's 16 output rows go
 // (Op::store). TMA fills whatever lies outside the tensors with zeros on
 // load and writes nothing outside them on store.
+//
+// Split-K over a cluster (an Op with kSplits = 2, for problems with fewer
+// tiles than half the SMs): the kernel runs as clusters of two CTAs that walk
+// the same tiles, each reducing half the K blocks. Each CTA then finishes
+// half the tile's rows: consumer warpgroup `rank` waits for the pair's
+// partial sums of its 64 rows, adds them and runs the epilogue, while the
+// other warpgroup writes its rows' partial sums into the pair's shared
+// memory (distributed shared memory; an mbarrier per CTA for "landed" and
+// one for "read"). No f32 partials in global memory, no second kernel, and
+// the two CTAs share the hand-over and the epilogue.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
@@ -98,6 +109,29 @@ struct Tile {
                   "register file");
 };
 
+// CTAs per tile: Op::kSplits where the Op declares it, else 1.
+template <class Op, class = void>
+struct OpSplits {
+    static constexpr int value = 1;
+};
+template <class Op>
+struct OpSplits<Op, std::void_t<decltype(Op::kSplits)>> {
+    static constexpr int value = Op::kSplits;
+};
+
+// Dynamic shared memory of kernel<.., BLOCK_N> for SPLITS CTAs per tile: the
+// split form adds one warpgroup's partial sums from the pair, (kAcc / 4, 128
+// threads) float4, and two mbarriers.
+template <int BLOCK_N, int SPLITS>
+struct KernelSmem {
+    using Tl = Tile<BLOCK_N>;
+    static constexpr int kPartialBytes = SPLITS > 1 ? Tl::kWgmmaM * BLOCK_N * 4 : 0;
+    static constexpr int kSplitExtra = 16 + 2 * int(sizeof(uint64_t));  // alignment of the buffer, 2 barriers
+    static constexpr int kBytes = Tl::kSmemBytes + (SPLITS > 1 ? kPartialBytes + kSplitExtra : 0);
+    static_assert(SPLITS == 1 || (SPLITS == 2 && Tl::kConsumers == 2), "a tile on one CTA, or on a pair finishing a warpgroup's rows each");
+    static_assert(kBytes <= 227 * 1024, "shared memory per block");
+};
+
 // The epilogue's scalar inputs, a member `epi` of every Op's Params.
 struct Epilogue {
     const void* bias;  // (columns) or nullptr
@@ -152,6 +186,8 @@ template <class T, Activation ACT, class Op, int BLOCK_N>
 __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __grid_constant__ typename Op::Params p) {
 #if TOPS_SM90A
     using Tl = Tile<BLOCK_N>;
+    constexpr int kSplits = OpSplits<Op>::value;
+    using Sm = KernelSmem<BLOCK_N, kSplits>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t raw = smem_addr(smem_raw);
     const uint32_t base = (raw + Tl::kSmemAlign - 1) / Tl::kSmemAlign * Tl::kSmemAlign;
@@ -162,17 +198,38 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     const uint32_t full = sbias + Tl::kBiasBytes;
     const uint32_t empty = full + Tl::kStages * sizeof(uint64_t);
     auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
+    // Split-K: the pair's partial sums of this CTA's rows, (kAcc / 4, 128)
+    // float4; part_full counts the pair's sending warpgroup's threads,
+    // part_read the pair's receiving warpgroup's (this CTA's buffer in the
+    // pair is free again).
+    const uint32_t spart = (bar(empty, Tl::kStages) + 15u) / 16u * 16u;
+    const uint32_t part_full = spart + uint32_t(Sm::kPartialBytes);
+    const uint32_t part_read = part_full + uint32_t(sizeof(uint64_t));
+    constexpr uint32_t kPartArrivals = kWarpgroupThreads;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < Tl::kStages; ++s) {
             sm90::mbar_init(bar(full, s), 1);
             sm90::mbar_init(bar(empty, s), Tl::kConsumers * kWarpsPerWarpgroup);
         }
+        if constexpr (kSplits > 1) {
+            sm90::mbar_init(part_full, kPartArrivals);
+            sm90::mbar_init(part_read, kPartArrivals);
+        }
         sm90::mbar_fence_init();
     }
-    __syncthreads();
+    if constexpr (kSplits > 1) {
+        sm90::cluster_sync();  // the pair's barriers are initialised before either arrives remotely
+    } else {
+        __syncthreads();
+    }
 
-    const int k_blocks = Op::k_blocks(p);
+    // A cluster of kSplits CTAs per tile (blockIdx.x / kSplits); this CTA
+    // reduces K blocks [kb0, kb0 + k_blocks).
+    const int rank = kSplits > 1 ? int(sm90::cluster_rank()) : 0;
+    const int first_tile = blockIdx.x / kSplits, tile_step = gridDim.x / kSplits;
+    const int k_blocks = Op::k_blocks(p) / kSplits;
+    const int kb0 = rank * k_blocks;
     const int tiles = Op::tiles(p);
     const int wg = threadIdx.x / kWarpgroupThreads;
     const int tid = threadIdx.x % kWarpgroupThreads;
@@ -181,17 +238,22 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
 
     if (wg == 0) {  // producer
         sm90::warpgroup_reg_dealloc<Tl::kProducerRegs>();
-        if (tid != 0) return;
-        Op::prefetch(p);
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            const typename Op::Coord tc = Op::coord(p, tile);
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
-                sm90::mbar_arrive_expect_tx(bar(full, stage), Tl::kStageBytes);
-                Op::load(p, tc, kb, sa + stage * Tl::kStageBytesA, sb + stage * Tl::kStageBytesB, bar(full, stage));
-                sm90::next_stage(stage, phase, Tl::kStages);
+        if (tid == 0) {
+            Op::prefetch(p);
+            for (int tile = first_tile; tile < tiles; tile += tile_step) {
+                const typename Op::Coord tc = Op::coord(p, tile);
+                for (int kb = 0; kb < k_blocks; ++kb) {
+                    sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
+                    sm90::mbar_arrive_expect_tx(bar(full, stage), Tl::kStageBytes);
+                    Op::load(p, tc, kb0 + kb, sa + stage * Tl::kStageBytesA, sb + stage * Tl::kStageBytesB,
+                             bar(full, stage));
+                    sm90::next_stage(stage, phase, Tl::kStages);
+                }
             }
         }
+        // A split CTA's shared memory is written by its pair: no thread of
+        // the cluster leaves before all are done (as at the consumers' end).
+        if constexpr (kSplits > 1) sm90::cluster_sync();
         return;
     }
 
@@ -205,7 +267,11 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     T* bias_s = reinterpret_cast<T*>(smem_raw + (sbias - raw));
     float acc[Tl::kAcc];  // (64, BLOCK_N) per warpgroup, wgmma fragment order
     T* tile_bias = bias_s + cw * Tl::kBlockN;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    uint32_t part_phase = 0;
+    // This thread's float4 j of the split partial sits at part_slot + j * kPartStride.
+    const uint32_t part_slot = spart + uint32_t(tid) * 16u;
+    constexpr uint32_t kPartStride = kWarpgroupThreads * 16u;
+    for (int tile = first_tile; tile < tiles; tile += tile_step) {
         const typename Op::Coord tc = Op::coord(p, tile);
         // The tile's bias, columns tid + 128 j: loaded now, parked in shared
         // memory after the main loop, so the load latency hides there.
@@ -239,6 +305,36 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+        if constexpr (kSplits > 1) {
+            const uint32_t pair = uint32_t(rank) ^ 1u;
+            if (cw != rank) {  // the pair finishes these rows: hand it the partial sums once it read the last
+                sm90::mbar_wait_cluster(part_read, part_phase ^ 1u);
+                const uint32_t remote = sm90::cluster_map(part_slot, pair);
+#pragma unroll
+                for (int j = 0; j < Tl::kAcc / 4; ++j) {
+                    sm90::cluster_store_v4(remote + uint32_t(j) * kPartStride,
+                                           make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+                }
+                sm90::mbar_arrive_remote(sm90::cluster_map(part_full, pair));
+                part_phase ^= 1u;
+                continue;
+            }
+            sm90::mbar_wait_cluster(part_full, part_phase);
+#pragma unroll
+            for (int j = 0; j < Tl::kAcc / 4; ++j) {
+                float4 v;
+                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                             : "r"(part_slot + uint32_t(j) * kPartStride)
+                             : "memory");
+                acc[4 * j] += v.x;
+                acc[4 * j + 1] += v.y;
+                acc[4 * j + 2] += v.z;
+                acc[4 * j + 3] += v.w;
+            }
+            sm90::mbar_arrive_remote(sm90::cluster_map(part_read, pair));
+            part_phase ^= 1u;
+        }
         // The bias: replaced once every warp is past the previous tile's
         // epilogue, read once every warp wrote its part.
         warpgroup_sync(cw);
@@ -267,6 +363,9 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
         }
     }
     if (lane == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
+    // Rank 1 writes rank 0's shared memory and rank 0 arrives on rank 1's
+    // barrier: both stay until the whole cluster is past its last access.
+    if constexpr (kSplits > 1) sm90::cluster_sync();
 #endif
 }
 
