@@ -33,6 +33,21 @@ __device__ __forceinline__ ConvPixel conv_pixel(int m, int p, int q) {
     return px;
 }
 
+// Element offset of pixel px, channel 0, in a tensor of strides (n, k, h, w).
+__device__ __forceinline__ int64_t conv_pixel_offset(const ConvPixel& px, const int64_t (&st)[4]) {
+    return px.n * st[0] + px.oh * st[2] + px.ow * st[3];
+}
+
+// One output element at the pixel offsets y_off / res_off (conv_pixel_offset),
+// channel ko across groups, the activation known at compile time.
+template <class T, Activation A>
+__device__ __forceinline__ void conv_store_at(const ConvKernelParams& p, int64_t y_off, int64_t res_off, int64_t ko,
+                                              float acc) {
+    float v = p.alpha * acc + conv_bias<T>(p, ko);
+    if (p.residual) v += p.beta * ElemTraits<T>::to_float(static_cast<const T*>(p.residual)[res_off + ko * p.res[1]]);
+    static_cast<T*>(p.y)[y_off + ko * p.ys[1]] = ElemTraits<T>::from_float(activate<A>(v));
+}
+
 // One output element: ko is the channel across groups.
 template <class T>
 __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const ConvPixel& px, int64_t ko, float acc) {
@@ -47,11 +62,29 @@ __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const 
         ElemTraits<T>::from_float(activate(p.act, v));
 }
 
+// Bits t < taps set where first + t * dil lies in [0, extent): the filter
+// rows (or columns) of a window that fall inside the image. taps <= 32.
+__device__ __forceinline__ uint32_t conv_tap_mask(int first, int taps, int dil, int extent) {
+    if (dil == 1) {  // one run of taps: [max(0, -first), min(taps, extent - first))
+        const int lo = max(0, -first), hi = min(taps, extent - first);
+        if (hi <= lo) return 0u;
+        const uint32_t below_hi = hi >= 32 ? ~0u : (1u << hi) - 1u;
+        return below_hi & ~((1u << lo) - 1u);
+    }
+    uint32_t mask = 0;
+    for (int t = 0; t < taps; ++t) {
+        const int at = first + t * dil;
+        mask |= uint32_t(at >= 0 && at < extent) << t;
+    }
+    return mask;
+}
+
 // Eight consecutive channels ko .. ko + 7 with 16-byte accesses (one for
-// f16/bf16, two for f32); requires p.vec_out.
-template <class T>
-__device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const ConvPixel& px, int64_t ko,
-                                                const float (&acc)[kConvEpiChannels]) {
+// f16/bf16, two for f32); requires p.vec_out. y_off / res_off: the pixel's
+// element offsets in y and the residual (channel 0).
+template <class T, Activation A>
+__device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, int64_t y_off, int64_t res_off,
+                                                int64_t ko, const float (&acc)[kConvEpiChannels]) {
     constexpr int kLen = kConvEpiChannels, kPer = 16 / int(sizeof(T));
     static_assert(kLen % kPer == 0, "whole 16-byte vectors");
     using V = Vec<T, kPer>;
@@ -59,7 +92,7 @@ __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const
 #pragma unroll
     for (int e = 0; e < kLen; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
     if (p.residual) {
-        const T* r = static_cast<const T*>(p.residual) + (px.n * p.res[0] + ko + px.oh * p.res[2] + px.ow * p.res[3]);
+        const T* r = static_cast<const T*>(p.residual) + (res_off + ko);
 #pragma unroll
         for (int c = 0; c < kLen / kPer; ++c) {
             const V rv = reinterpret_cast<const V*>(r)[c];
@@ -67,12 +100,12 @@ __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, const
             for (int e = 0; e < kPer; ++e) v[c * kPer + e] += p.beta * ElemTraits<T>::to_float(rv.v[e]);
         }
     }
-    T* y = static_cast<T*>(p.y) + (px.n * p.ys[0] + ko + px.oh * p.ys[2] + px.ow * p.ys[3]);
+    T* y = static_cast<T*>(p.y) + (y_off + ko);
 #pragma unroll
     for (int c = 0; c < kLen / kPer; ++c) {
         V out;
 #pragma unroll
-        for (int e = 0; e < kPer; ++e) out.v[e] = ElemTraits<T>::from_float(activate(p.act, v[c * kPer + e]));
+        for (int e = 0; e < kPer; ++e) out.v[e] = ElemTraits<T>::from_float(activate<A>(v[c * kPer + e]));
         reinterpret_cast<V*>(y)[c] = out;
     }
 }

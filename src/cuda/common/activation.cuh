@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/params.hpp"
 
@@ -170,6 +171,20 @@ __device__ __forceinline__ float activate(Activation act, float v) {
         case Activation::gelu_tanh: return activate<Activation::gelu_tanh, Storage>(v);
         case Activation::silu: return activate<Activation::silu, Storage>(v);
         default: return v;
+    }
+}
+
+// fn(std::integral_constant<Activation, A>{}) for the run-time activation: a
+// loop over many values switches once, not once per value (per value, the
+// switch was a jump table per element of the conv epilogues).
+template <class Fn>
+__device__ __forceinline__ void with_activation(Activation act, Fn&& fn) {
+    switch (act) {
+        case Activation::relu: fn(std::integral_constant<Activation, Activation::relu>{}); return;
+        case Activation::gelu_erf: fn(std::integral_constant<Activation, Activation::gelu_erf>{}); return;
+        case Activation::gelu_tanh: fn(std::integral_constant<Activation, Activation::gelu_tanh>{}); return;
+        case Activation::silu: fn(std::integral_constant<Activation, Activation::silu>{}); return;
+        default: fn(std::integral_constant<Activation, Activation::none>{}); return;
     }
 }
 
