@@ -112,6 +112,19 @@ protected:
         for (tops_op_t op : ops_) tops_op_destroy(op);
         if (ctx_) tops_context_destroy(ctx_);
     }
+    // The kernel a conv2d plan of d names, created with the plan-time switch
+    // env set to value (env nullptr: the environment as it is); "" when the
+    // create fails (the failure is recorded).
+    std::string conv_kernel(const tops_conv2d_desc_t& d, const char* env = nullptr, const char* value = nullptr) {
+        if (env) setenv(env, value, 1);
+        tops_op_t op = nullptr;
+        const tops_status_t s = tops_conv2d_create(ctx_, &d, &op);
+        if (env) unsetenv(env);
+        EXPECT_EQ(s, TOPS_SUCCESS) << tops_last_error();
+        if (s != TOPS_SUCCESS) return std::string();
+        ops_.push_back(op);
+        return tops_op_kernel_name(op);
+    }
     // Creates an op per problem (the larger first), executes them in that
     // order on the context's stream, then checks each output.
     template <class Create, class MaxErr>
@@ -442,18 +455,10 @@ TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
         TOPS_OK(tops_tensor_desc_init(&d.w, c.dtype, 4, w_krsc, nullptr));
         TOPS_OK(tops_tensor_desc_init(&d.y, c.dtype, 4, y_nhwc, nullptr));
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = int32_t(c.r / 2);
-        tops_op_t op = nullptr;
-        TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
-        ops_.push_back(op);
-        const std::string name = tops_op_kernel_name(op);
+        const std::string name = conv_kernel(d);
         EXPECT_EQ(name.find("_fold") != std::string::npos, c.fold) << "c " << c.c << " r " << c.r << ": " << name;
         if (c.fold) {
-            setenv("TOPS_CONV_FOLD_TAPS", "0", 1);
-            const tops_status_t s = tops_conv2d_create(ctx_, &d, &op);
-            unsetenv("TOPS_CONV_FOLD_TAPS");
-            TOPS_OK(s);
-            ops_.push_back(op);
-            const std::string plain = tops_op_kernel_name(op);
+            const std::string plain = conv_kernel(d, "TOPS_CONV_FOLD_TAPS", "0");
             EXPECT_EQ(plain.find("_fold"), std::string::npos) << plain;
             EXPECT_NE(plain.find("_igemm_nhwc_"), std::string::npos) << plain;
         }
@@ -472,18 +477,10 @@ TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
     TOPS_OK(tops_tensor_desc_init(&d.w, TOPS_DTYPE_F16, 4, w, nullptr));
     TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F16, 4, y, nullptr));
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
-    tops_op_t op = nullptr;
-    TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
-    ops_.push_back(op);
-    const std::string name = tops_op_kernel_name(op);
+    const std::string name = conv_kernel(d);
     if (name.find("_sm90_") == std::string::npos) GTEST_SKIP() << "not on the Hopper kernel: " << name;
     EXPECT_NE(name.find("_128x128x64_splitk2"), std::string::npos) << name;
-    setenv("TOPS_CONV_SM90_SPLIT", "0", 1);
-    const tops_status_t s = tops_conv2d_create(ctx_, &d, &op);
-    unsetenv("TOPS_CONV_SM90_SPLIT");
-    TOPS_OK(s);
-    ops_.push_back(op);
-    const std::string plain = tops_op_kernel_name(op);
+    const std::string plain = conv_kernel(d, "TOPS_CONV_SM90_SPLIT", "0");
     EXPECT_NE(plain.find("_128x64x64"), std::string::npos) << plain;
     EXPECT_EQ(plain.find("splitk"), std::string::npos) << plain;
 }

@@ -313,7 +313,11 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
         kernel<<<grid, sm90gemm::Tile<64>::kThreads, smem, stream>>>(p);
         return launch_status(conv_sm90_kernel_name(q));
     }
-    // Clusters of two CTAs (one tile each pair), at most one CTA per SM.
+    // Clusters of two CTAs (one tile each pair), at most one CTA per SM; each
+    // reduces half the K blocks, so their count must be even (the plan's test).
+    if ((p.rs * p.c_blocks) % 2 != 0) {
+        return Status(TOPS_ERROR_INTERNAL, "conv2d sm90: split-K over an odd K block count");
+    }
     const int64_t ctas = std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2);
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr = {};

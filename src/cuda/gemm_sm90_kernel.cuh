@@ -128,7 +128,8 @@ struct KernelSmem {
     static constexpr int kPartialBytes = SPLITS > 1 ? Tl::kWgmmaM * BLOCK_N * 4 : 0;
     static constexpr int kSplitExtra = 16 + 2 * int(sizeof(uint64_t));  // alignment of the buffer, 2 barriers
     static constexpr int kBytes = Tl::kSmemBytes + (SPLITS > 1 ? kPartialBytes + kSplitExtra : 0);
-    static_assert(SPLITS == 1 || (SPLITS == 2 && Tl::kConsumers == 2), "a tile on one CTA, or on a pair finishing a warpgroup's rows each");
+    static_assert(SPLITS == 1 || (SPLITS == 2 && Tl::kConsumers == 2),
+                  "a tile on one CTA, or on a pair that each finish one warpgroup's rows");
     static_assert(kBytes <= 227 * 1024, "shared memory per block");
 };
 
