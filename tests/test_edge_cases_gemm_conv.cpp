@@ -5,12 +5,26 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "edge_cases.hpp"
 
 using namespace edge_cases;
 
 namespace {
+
+// Every value of the (rows, cols) row-major matrix is NaN where nan(r, c)
+// holds and finite elsewhere.
+template <class Pred>
+void expect_nan_exactly_where(const std::vector<double>& values, int64_t rows, int64_t cols, Pred nan) {
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+            const double v = values[size_t(r * cols + c)];
+            if (nan(r, c)) EXPECT_TRUE(std::isnan(v)) << r << "," << c;
+            else EXPECT_TRUE(std::isfinite(v)) << r << "," << c << " = " << v;
+        }
+    }
+}
 
 TEST_P(EdgeTest, GemmWithEmptyDims) {
     const tops_backend_t backend = GetParam();
@@ -42,22 +56,21 @@ TEST_P(EdgeTest, AttentionWithoutKeysGivesZeros) {
     TOPS_SKIP_UNLESS_READY(backend);
     const tops_dtype_t dt = float_dtype(backend);
     const int64_t head_dim = 64;
+    auto run = [&](Tensor& q, Tensor& k, Tensor& v, Tensor& o) {
+        RunSpec spec;
+        spec.inputs = {{TOPS_ARG_Q, &q}, {TOPS_ARG_K, &k}, {TOPS_ARG_V, &v}};
+        spec.y = &o;
+        spec.y_arg = TOPS_ARG_O;
+        return run_op(backend, attention_creator(q, k, v, o), spec);
+    };
     Tensor q = filled(dt, {1, 3, 2, head_dim}, 0.1), o = poisoned(dt, {1, 3, 2, head_dim});
     Tensor k = filled(dt, {1, 0, 2, head_dim}, 0.2), v = filled(dt, {1, 0, 2, head_dim}, 0.3);
-    RunSpec spec;
-    spec.inputs = {{TOPS_ARG_Q, &q}, {TOPS_ARG_K, &k}, {TOPS_ARG_V, &v}};
-    spec.y = &o;
-    spec.y_arg = TOPS_ARG_O;
-    ASSERT_TRUE(run_op(backend, attention_creator(q, k, v, o), spec));
+    ASSERT_TRUE(run(q, k, v, o));
     for (double val : o.logical()) EXPECT_EQ(val, 0.0);
     // No batch at all: nothing to write.
     Tensor q0 = filled(dt, {0, 3, 2, head_dim}, 0.1), o0 = poisoned(dt, {0, 3, 2, head_dim});
     Tensor k0 = filled(dt, {0, 4, 2, head_dim}, 0.2), v0 = filled(dt, {0, 4, 2, head_dim}, 0.3);
-    RunSpec spec0;
-    spec0.inputs = {{TOPS_ARG_Q, &q0}, {TOPS_ARG_K, &k0}, {TOPS_ARG_V, &v0}};
-    spec0.y = &o0;
-    spec0.y_arg = TOPS_ARG_O;
-    EXPECT_TRUE(run_op(backend, attention_creator(q0, k0, v0, o0), spec0));
+    EXPECT_TRUE(run(q0, k0, v0, o0));
 }
 
 TEST_P(EdgeTest, GemmNaNStaysInItsRow) {
@@ -73,14 +86,7 @@ TEST_P(EdgeTest, GemmNaNStaysInItsRow) {
     spec.y = &d;
     spec.y_arg = TOPS_ARG_D;
     ASSERT_TRUE(run_op(backend, gemm_creator(a, b, nullptr, nullptr, d, 0.0f), spec));
-    const std::vector<double> out = d.logical();
-    for (int64_t r = 0; r < m; ++r) {
-        for (int64_t col = 0; col < n; ++col) {
-            const double v = out[size_t(r * n + col)];
-            if (r == 7) EXPECT_TRUE(std::isnan(v)) << r << "," << col;
-            else EXPECT_TRUE(std::isfinite(v)) << r << "," << col << " = " << v;
-        }
-    }
+    expect_nan_exactly_where(d.logical(), m, n, [](int64_t r, int64_t) { return r == 7; });
 }
 
 // A NaN in the bias makes its column NaN; a NaN in B makes its column NaN;
@@ -100,14 +106,7 @@ TEST_P(EdgeTest, GemmNaNInBiasOrBReachesItsColumn) {
     spec.y = &d;
     spec.y_arg = TOPS_ARG_D;
     ASSERT_TRUE(run_op(backend, gemm_creator(a, b, nullptr, &bias, d, 0.0f), spec));
-    for (int64_t r = 0; r < m; ++r) {
-        for (int64_t col = 0; col < n; ++col) {
-            const int64_t idx[] = {r, col};
-            const double v = d.value(d.offset(idx));
-            if (col == 4 || col == 13) EXPECT_TRUE(std::isnan(v)) << r << "," << col;
-            else EXPECT_TRUE(std::isfinite(v)) << r << "," << col << " = " << v;
-        }
-    }
+    expect_nan_exactly_where(d.logical(), m, n, [](int64_t, int64_t col) { return col == 4 || col == 13; });
 }
 
 // A NaN in K reaches exactly the query rows that see that key (causal mask:
