@@ -32,6 +32,7 @@
 
 #include "common/conv_gemm.hpp"
 #include "common/env.hpp"
+#include "common/int_math.hpp"
 #include "cuda/conv.hpp"
 #include "cuda/gemm.hpp"
 #include "cuda/ops.hpp"
@@ -69,8 +70,6 @@ bool strides_multiple(const int64_t (&s)[4], int skip, int64_t v) {
 }
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 // Tap folding: with channels per tap not a whole 16-byte chunk, every tap
 // pads them to one (the 3-channel f16 stem: 3 of 8 lanes carry data, 49 chunks

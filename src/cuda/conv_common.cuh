@@ -48,18 +48,13 @@ __device__ __forceinline__ void conv_store_at(const ConvKernelParams& p, int64_t
     static_cast<T*>(p.y)[y_off + ko * p.ys[1]] = ElemTraits<T>::from_float(activate<A>(v));
 }
 
-// One output element: ko is the channel across groups.
+// One output element: ko is the channel across groups; the activation is
+// chosen at run time (the per-element callers).
 template <class T>
 __device__ __forceinline__ void conv_store_one(const ConvKernelParams& p, const ConvPixel& px, int64_t ko, float acc) {
-    float v = p.alpha * acc + conv_bias<T>(p, ko);
-    if (p.residual) {
-        const T* r = static_cast<const T*>(p.residual);
-        v += p.beta * ElemTraits<T>::to_float(
-                          r[px.n * p.res[0] + ko * p.res[1] + px.oh * p.res[2] + px.ow * p.res[3]]);
-    }
-    T* y = static_cast<T*>(p.y);
-    y[px.n * p.ys[0] + ko * p.ys[1] + px.oh * p.ys[2] + px.ow * p.ys[3]] =
-        ElemTraits<T>::from_float(activate(p.act, v));
+    with_activation(p.act, [&](auto act_c) {
+        conv_store_at<T, decltype(act_c)::value>(p, conv_pixel_offset(px, p.ys), conv_pixel_offset(px, p.res), ko, acc);
+    });
 }
 
 // Bits t < taps set where first + t * dil lies in [0, extent): the filter

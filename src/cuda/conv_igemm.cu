@@ -70,7 +70,6 @@ struct IgemmTile {
     static constexpr int kRowStep = kThreads / CPR;  // rows one pass of the CTA loads
     static constexpr int A_CHUNKS = BM / kRowStep, B_CHUNKS = BN / kRowStep;
     static constexpr int kSmemA = BM * KB, kSmemB = BN * KB;
-    static constexpr int kSmemStage = kSmemA + kSmemB;
     static constexpr int kEpiLd = BN + kEpiPad;
     static constexpr int kSmemCs = BM * kEpiLd * 4;  // staged accumulators (BM, kEpiLd) f32
     static constexpr int kSmemEpi = kSmemCs + BM * 2 * 8;  // then y / residual offsets per row (BM, 2) int64

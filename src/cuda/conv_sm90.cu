@@ -131,6 +131,44 @@ int smem_bytes_for(int block_n, int splits) {
     return block_n == 64 ? sm90gemm::KernelSmem<64, 1>::kBytes : sm90gemm::KernelSmem<128, 1>::kBytes;
 }
 
+// Launch configuration of the split form: `ctas` CTAs in clusters of two.
+struct PairLaunch {
+    cudaLaunchAttribute attr = {};
+    cudaLaunchConfig_t cfg = {};
+    PairLaunch(unsigned ctas, cudaStream_t stream) {
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = 2;
+        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+        cfg.gridDim = dim3(ctas);
+        cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
+        cfg.dynamicSmemBytes = size_t(smem_bytes_for(kSplitBlockN, 2));
+        cfg.stream = stream;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+    }
+    PairLaunch(const PairLaunch&) = delete;
+    PairLaunch& operator=(const PairLaunch&) = delete;
+};
+
+// Whether the split kernel for (dtype, act) takes its shared memory and a
+// cluster of two of its CTAs fits on the device.
+bool split_pair_fits(tops_dtype_t dtype, Activation act) {
+    const ConvSm90Kernel kernel = kernel_for(dtype, kSplitBlockN, 2, act);
+    if (!kernel) return false;
+    const void* fn = reinterpret_cast<const void*>(kernel);
+    cudaFuncAttributes fa{};
+    const PairLaunch pair(2, nullptr);
+    int clusters = 0;
+    if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess ||
+        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes_for(kSplitBlockN, 2)) !=
+            cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, fn, &pair.cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return clusters >= 1;
+}
+
 
 // The 4 tensor maps' element strides must be multiples of 16 bytes.
 constexpr int64_t kStrideElems = 16 / 2;
@@ -229,16 +267,16 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     // 128 (each warpgroup reads its A rows and all of B), the likely reason.
     // Where 128-wide tiles fill less than that but twice them fit on the
     // SMs, each 128-wide tile runs on a cluster of two CTAs splitting K
-    // (7x7 K512: 64 tiles on 128 CTAs). TOPS_CONV_SM90_SPLIT=0 keeps the
-    // 64-wide tiles there, =1 splits wherever K is a multiple of 128 and
-    // the K blocks are even.
+    // (7x7 K512: 64 tiles on 128 CTAs), if such a cluster fits on the device.
+    // TOPS_CONV_SM90_SPLIT=0 keeps the 64-wide tiles there, =1 splits
+    // wherever K is a multiple of 128 and the K blocks are even.
     constexpr int64_t kWaveTenths = 9;
     const int64_t wide_tiles = q.k % 128 == 0 ? pixel_tiles * (q.k / 128) : 0;
     const int64_t k_blocks = int64_t(q.r) * q.s * ceil_div(q.c, kBlockK);
     q.block_n = wide_tiles > 0 && wide_tiles * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
     const char split_env = env_flag("TOPS_CONV_SM90_SPLIT");
     if (wide_tiles > 0 && k_blocks % 2 == 0 && split_env != '0' &&
-        (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count))) {
+        (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count)) && split_pair_fits(dtype, q.act)) {
         q.block_n = kSplitBlockN;
         q.splits = 2;
     }
@@ -261,24 +299,6 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
                              smem_bytes_for(q.block_n, q.splits)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "shared memory opt-in refused";
-    }
-    if (q.splits == 2) {  // a cluster of two such CTAs must fit
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr = {};
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = 2;
-        attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-        cfg.gridDim = dim3(2);
-        cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
-        cfg.dynamicSmemBytes = size_t(smem_bytes_for(q.block_n, q.splits));
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &cfg) != cudaSuccess ||
-            clusters < 1) {
-            (void)cudaGetLastError();
-            return "no cluster of two CTAs fits";
-        }
     }
     *out = q;
     return std::string();
@@ -318,19 +338,8 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
     if ((p.rs * p.c_blocks) % 2 != 0) {
         return Status(TOPS_ERROR_INTERNAL, "conv2d sm90: split-K over an odd K block count");
     }
-    const int64_t ctas = std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-    cfg.gridDim = dim3(unsigned(ctas));
-    cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
-    cfg.dynamicSmemBytes = size_t(smem);
-    cfg.stream = stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    (void)cudaLaunchKernelEx(&cfg, kernel, p);  // its error is also the last error, which launch_status takes
+    const PairLaunch pair(unsigned(std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2)), stream);
+    (void)cudaLaunchKernelEx(&pair.cfg, kernel, p);  // its error is also the last error, which launch_status takes
     return launch_status(conv_sm90_kernel_name(q));
 }
 

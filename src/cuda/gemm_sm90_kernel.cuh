@@ -268,10 +268,17 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     T* bias_s = reinterpret_cast<T*>(smem_raw + (sbias - raw));
     float acc[Tl::kAcc];  // (64, BLOCK_N) per warpgroup, wgmma fragment order
     T* tile_bias = bias_s + cw * Tl::kBlockN;
+    // Split-K: warpgroup `rank` finishes its rows, the other hands its rows'
+    // partial sums to the pair. This thread's float4 j of a partial sits at
+    // part_slot + j * kPartStride (here and, mapped, in the pair).
+    const bool finishes = kSplits == 1 || cw == rank;
     uint32_t part_phase = 0;
-    // This thread's float4 j of the split partial sits at part_slot + j * kPartStride.
     const uint32_t part_slot = spart + uint32_t(tid) * 16u;
     constexpr uint32_t kPartStride = kWarpgroupThreads * 16u;
+    const uint32_t pair = uint32_t(rank) ^ 1u;
+    const uint32_t pair_slot = kSplits > 1 ? sm90::cluster_map(part_slot, pair) : 0u;
+    const uint32_t pair_full = kSplits > 1 ? sm90::cluster_map(part_full, pair) : 0u;
+    const uint32_t pair_read = kSplits > 1 ? sm90::cluster_map(part_read, pair) : 0u;
     for (int tile = first_tile; tile < tiles; tile += tile_step) {
         const typename Op::Coord tc = Op::coord(p, tile);
         // The tile's bias, columns tid + 128 j: loaded now, parked in shared
@@ -280,8 +287,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
 #pragma unroll
         for (int j = 0; j < Tl::kBiasPerThread; ++j) {
             const int bcol = tc.col0 + tid + j * kWarpgroupThreads;
-            bias_v[j] = bias && bcol < p.epi.cols ? bias[int64_t(bcol) * p.epi.bias_stride]
-                                                  : ElemTraits<T>::from_float(0.0f);
+            bias_v[j] = finishes && bias && bcol < p.epi.cols ? bias[int64_t(bcol) * p.epi.bias_stride]
+                                                              : ElemTraits<T>::from_float(0.0f);
         }
         int prev = -1;
         for (int kb = 0; kb < k_blocks; ++kb) {
@@ -307,33 +314,27 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
         sm90::wgmma_fence_operands(acc);
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
         if constexpr (kSplits > 1) {
-            const uint32_t pair = uint32_t(rank) ^ 1u;
-            if (cw != rank) {  // the pair finishes these rows: hand it the partial sums once it read the last
+            if (!finishes) {  // hand the pair these rows' partial sums once it has read the last ones
                 sm90::mbar_wait_cluster(part_read, part_phase ^ 1u);
-                const uint32_t remote = sm90::cluster_map(part_slot, pair);
 #pragma unroll
                 for (int j = 0; j < Tl::kAcc / 4; ++j) {
-                    sm90::cluster_store_v4(remote + uint32_t(j) * kPartStride,
+                    sm90::cluster_store_v4(pair_slot + uint32_t(j) * kPartStride,
                                            make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
                 }
-                sm90::mbar_arrive_remote(sm90::cluster_map(part_full, pair));
+                sm90::mbar_arrive_remote(pair_full);
                 part_phase ^= 1u;
                 continue;
             }
             sm90::mbar_wait_cluster(part_full, part_phase);
 #pragma unroll
             for (int j = 0; j < Tl::kAcc / 4; ++j) {
-                float4 v;
-                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                             : "r"(part_slot + uint32_t(j) * kPartStride)
-                             : "memory");
+                const float4 v = sm90::shared_load_v4(part_slot + uint32_t(j) * kPartStride);
                 acc[4 * j] += v.x;
                 acc[4 * j + 1] += v.y;
                 acc[4 * j + 2] += v.z;
                 acc[4 * j + 3] += v.w;
             }
-            sm90::mbar_arrive_remote(sm90::cluster_map(part_read, pair));
+            sm90::mbar_arrive_remote(pair_read);
             part_phase ^= 1u;
         }
         // The bias: replaced once every warp is past the previous tile's
@@ -364,8 +365,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
         }
     }
     if (lane == 0) sm90::bulk_wait<0>();  // shared memory must outlive the stores' reads
-    // Rank 1 writes rank 0's shared memory and rank 0 arrives on rank 1's
-    // barrier: both stay until the whole cluster is past its last access.
+    // Each CTA of a pair writes the other's shared memory and arrives on its
+    // barriers: both stay until the whole cluster is past its last access.
     if constexpr (kSplits > 1) sm90::cluster_sync();
 #endif
 }

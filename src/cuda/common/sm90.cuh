@@ -90,6 +90,15 @@ __device__ __forceinline__ void cluster_store_v4(uint32_t remote, float4 v) {
                  : "memory");
 }
 
+__device__ __forceinline__ float4 shared_load_v4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
 // Arrives on an mbarrier of another CTA of the cluster (`remote` from
 // cluster_map), releasing this thread's earlier writes cluster-wide.
 __device__ __forceinline__ void mbar_arrive_remote(uint32_t remote) {
