@@ -61,9 +61,8 @@ struct ConvCase {
     std::vector<Store> stores = {Store::nchw, Store::nhwc};  // layouts this case runs in
     size_t misalign = 0;
     int threads = 0;
-    const char* algo = nullptr;  // TOPS_CONV_ALGO while the op is created (CPU path choice)
     bool tf32 = false;           // TOPS_CONV_ALLOW_TF32 (f32 may round operands to TF32)
-    const char* env = nullptr;   // another plan-time switch set while the op is created
+    const char* env = nullptr;   // a plan-time switch set while the op is created
     const char* env_value = nullptr;
 
     ConvCase& kernel(int64_t kr, int64_t ks) { r = kr; s = ks; return *this; }
@@ -82,7 +81,7 @@ struct ConvCase {
     ConvCase& layouts(std::vector<Store> v) { stores = std::move(v); return *this; }
     ConvCase& misaligned(size_t e) { misalign = e; return *this; }
     ConvCase& num_threads(int t) { threads = t; return *this; }
-    ConvCase& forced(const char* a) { algo = a; return *this; }
+    ConvCase& forced(const char* algo) { return with_env("TOPS_CONV_ALGO", algo); }  // the CPU path
     ConvCase& allow_tf32() { tf32 = true; return *this; }
     ConvCase& with_env(const char* name, const char* value) { env = name; env_value = value; return *this; }
 
@@ -95,9 +94,9 @@ void PrintTo(const ConvCase& c, std::ostream* os) {
         << c.s << " stride " << c.stride_h << "x" << c.stride_w << " pad " << c.pad_top << "," << c.pad_bottom << ","
         << c.pad_left << "," << c.pad_right << " dilation " << c.dilation_h << "x" << c.dilation_w << " groups "
         << c.groups << (c.bias ? " bias" : "") << (c.residual ? " residual" : "") << (c.inplace ? " in place" : "")
-        << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads << " algo "
-        << (c.algo ? c.algo : "auto") << (c.tf32 ? " tf32" : "") << (c.env ? " " : "") << (c.env ? c.env : "")
-        << (c.env ? "=" : "") << (c.env ? c.env_value : "");
+        << " act " << int(c.act) << " misalign " << c.misalign << " threads " << c.threads
+        << (c.tf32 ? " tf32" : "") << (c.env ? " " : "") << (c.env ? c.env : "") << (c.env ? "=" : "")
+        << (c.env ? c.env_value : "");
 }
 
 // n, c, h, w, k.
@@ -330,8 +329,7 @@ bool documented_limit(const std::string& msg) {
             return ::testing::AssertionFailure() << "context: " << tops_last_error();
         }
         tops_test::OpHandle op;
-        ScopedEnv env("TOPS_CONV_ALGO", c.algo);
-        ScopedEnv other(c.env ? c.env : "", c.env ? c.env_value : nullptr);
+        ScopedEnv env(c.env ? c.env : "", c.env ? c.env_value : nullptr);
         const tops_status_t s = tops_conv2d_create(ctx.ctx, &d, &op.op);
         if (s == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {
             *skip_why = tops_last_error();
@@ -340,8 +338,7 @@ bool documented_limit(const std::string& msg) {
         if (s != TOPS_SUCCESS) return ::testing::AssertionFailure() << "create: " << tops_test::status_text(s);
     }
     const tops_test::CreateFn create = [&](tops_context_t ctx, tops_op_t* op) {
-        ScopedEnv env("TOPS_CONV_ALGO", c.algo);
-        ScopedEnv other(c.env ? c.env : "", c.env ? c.env_value : nullptr);
+        ScopedEnv env(c.env ? c.env : "", c.env ? c.env_value : nullptr);
         return tops_conv2d_create(ctx, &d, op);
     };
     tops_test::RunSpec spec;
