@@ -221,13 +221,8 @@ public:
         g.kdim = kdim_;
         g.stride_h = p_.stride_h;
         g.stride_w = p_.stride_w;
-        if (st_.in_place) {
-            g.xp = static_cast<const float*>(args.in(TOPS_ARG_X));
-        } else {
-            float* xp = reinterpret_cast<float*>(ws);
-            conv_stage_input(p_, st_, args.in(TOPS_ARG_X), xp, threads);
-            g.xp = xp;
-        }
+        float* xp = reinterpret_cast<float*>(ws);
+        g.xp = st_.in_place ? static_cast<const float*>(args.in(TOPS_ARG_X)) : xp;
         g.xp_img = st_.xp_img;
         g.xp_row = st_.xp_row;
         g.xp_pix = st_.xp_pix;
@@ -236,30 +231,48 @@ public:
         g.tap_off = tap_off_.data();
         g.taps = int64_t(tap_off_.size());
         g.run = run_;
+        // The filter operand: packed slivers (pixels_by_channels), the
+        // caller's rows, or staged rows (channels_by_pixels).
         float* filt = reinterpret_cast<float*>(ws + filter_offset_);
+        int64_t filter_units = 0;
         if (pbc) {
-            conv_pack_filter_slivers(p_, args.in(TOPS_ARG_W), tile_.nr, filt, threads);
             g.wpack = filt;
+            filter_units = conv_filter_pack_units(p_, tile_.nr);
         } else if (w_in_place_) {
             g.wrows = static_cast<const float*>(args.in(TOPS_ARG_W));
             g.w_row = p_.w.strides[0];
         } else {
-            conv_stage_filter_rows(p_, args.in(TOPS_ARG_W), filt, threads);
             g.wrows = filt;
             g.w_row = kdim_;
+            filter_units = p_.out_c;
         }
         set_epilogue(p_, args, &g);
         g.rows_block = rows_block_;
         g.cols_block = cols_block_;
         g.col_bufs = reinterpret_cast<float*>(ws + cols_offset_);
         g.col_buf_floats = col_buf_floats_;
-        g.threads = threads;
-        dispatch_isa(isa_, [&](auto arch) {
-            switch (p_.y.dtype) {
-                case TOPS_DTYPE_F16: ConvGemmKernel<TOPS_DTYPE_F16>{}(arch, g); break;
-                case TOPS_DTYPE_BF16: ConvGemmKernel<TOPS_DTYPE_BF16>{}(arch, g); break;
-                default: ConvGemmKernel<TOPS_DTYPE_F32>{}(arch, g); break;
-            }
+        // One team: each thread stages its share of x's rows and of the
+        // filter, then (after one barrier) runs its share of the GEMM tasks.
+        // Separate parallel regions cost a fork / join each and left the
+        // staging of small tensors on one thread.
+        const int64_t x_rows = conv_stage_input_rows(p_, st_), tasks = conv_gemm_tasks(g);
+        const void* x = args.in(TOPS_ARG_X);
+        const void* w = args.in(TOPS_ARG_W);
+        parallel_team(threads, [&](int t, int nt) {
+            const Share xs(x_rows, t, nt), fs(filter_units, t, nt);
+            if (!xs.empty()) conv_stage_input_range(p_, st_, x, xp, xs.begin, xs.end);
+            if (!fs.empty() && pbc) conv_pack_filter_slivers_range(p_, w, tile_.nr, filt, fs.begin, fs.end);
+            if (!fs.empty() && !pbc) conv_stage_filter_rows_range(p_, w, filt, fs.begin, fs.end);
+            if (x_rows > 0 || filter_units > 0) team_barrier();
+            const Share ts(tasks, t, nt);
+            if (ts.empty()) return;
+            dispatch_isa(isa_, [&](auto arch) {
+                switch (p_.y.dtype) {
+                    case TOPS_DTYPE_F16: ConvGemmKernel<TOPS_DTYPE_F16>{}(arch, g, ts.begin, ts.end, t); break;
+                    case TOPS_DTYPE_BF16: ConvGemmKernel<TOPS_DTYPE_BF16>{}(arch, g, ts.begin, ts.end, t); break;
+                    default: ConvGemmKernel<TOPS_DTYPE_F32>{}(arch, g, ts.begin, ts.end, t); break;
+                }
+            });
         });
         return Status::ok();
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "common/backend.hpp"
+#include "common/int_math.hpp"
 #include "common/params.hpp"
 #include "cpu/gemm_kernels.hpp"
 #include "cpu/isa.hpp"
@@ -63,15 +64,24 @@ struct ConvGemmArgs : ConvEpilogueArgs {
     int64_t rows_block = 0, cols_block = 0;  // multiples of MR / NR
     float* col_bufs = nullptr;                // channels_by_pixels: per thread (kdim, cols_block)
     size_t col_buf_floats = 0;
-    int threads = 1;
 };
 
 // The register tile is the GEMM's (gemm_tile_shape, src/cpu/gemm_kernels.hpp).
 // OUT: dtype of y, residual and bias (the input is staged to f32).
+// Tasks (n, g, row block, col block), independent of each other.
+inline int64_t conv_gemm_tasks(const ConvGemmArgs& g) {
+    const int64_t pixels = g.out_h * g.out_w;
+    const bool pbc = g.orientation == ConvGemmOrientation::pixels_by_channels;
+    const int64_t rows = pbc ? pixels : g.kg, cols = pbc ? g.kg : pixels;
+    return g.batch * g.groups * ceil_div(rows, g.rows_block) * ceil_div(cols, g.cols_block);
+}
+
+// Runs tasks [begin, end) on the calling thread; tid picks its im2col
+// buffer (col_bufs holds one per thread of the team).
 template <tops_dtype_t OUT>
 struct ConvGemmKernel {
     template <class Arch>
-    void operator()(Arch, ConvGemmArgs g) const;
+    void operator()(Arch, const ConvGemmArgs& g, int64_t begin, int64_t end, int tid) const;
 };
 
 // ------------------------------------------------------------------ depthwise

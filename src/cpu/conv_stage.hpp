@@ -22,15 +22,23 @@ struct ConvStaging {
 
 ConvStaging conv_staging(const ConvParams& p, bool allow_nchw);
 
-// x (any strides, f32 / f16 / bf16) -> xp.
+// x (any strides, f32 / f16 / bf16) -> xp, in independent rows: rows
+// [begin, end) of conv_stage_input_rows (0 when x is read in place).
+int64_t conv_stage_input_rows(const ConvParams& p, const ConvStaging& s);
+void conv_stage_input_range(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int64_t begin,
+                            int64_t end);
+// All rows, over up to `threads` threads.
 void conv_stage_input(const ConvParams& p, const ConvStaging& s, const void* x, float* xp, int threads);
 
-// w -> f32 rows (K, kdim), reduction order (r, s, c).
-void conv_stage_filter_rows(const ConvParams& p, const void* w, float* dst, int threads);
+// w -> f32 rows (K, kdim), reduction order (r, s, c): filters [begin, end).
+void conv_stage_filter_rows_range(const ConvParams& p, const void* w, float* dst, int64_t begin, int64_t end);
 
 // w -> NR-wide channel slivers (G, ceil(K/G / NR), kdim, NR), order (r, s, c),
-// zero past K/G.
-void conv_pack_filter_slivers(const ConvParams& p, const void* w, int nr, float* dst, int threads);
+// zero past K/G, in units [begin, end) of conv_filter_pack_units (each a
+// block of one sliver's reduction steps).
+int64_t conv_filter_pack_units(const ConvParams& p, int nr);
+void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, float* dst, int64_t begin,
+                                    int64_t end);
 
 // w (K, 1, R, S) -> f32 tap-major (R * S, K), for the depthwise kernel.
 void conv_stage_filter_taps(const ConvParams& p, const void* w, float* dst, int threads);

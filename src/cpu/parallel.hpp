@@ -22,6 +22,13 @@ inline int pick_threads(int requested, int64_t work, int64_t grain) {
     return t;
 }
 
+// Thread t's contiguous share [begin, end) of n units split across nt threads.
+struct Share {
+    int64_t begin, end;
+    Share(int64_t n, int64_t t, int64_t nt) : begin(n * t / nt), end(n * (t + 1) / nt) {}
+    bool empty() const { return begin >= end; }
+};
+
 // Runs fn(begin, end) over [0, n) split into contiguous chunks across threads.
 template <class Fn>
 void parallel_for(int threads, int64_t n, Fn&& fn) {
@@ -31,12 +38,28 @@ void parallel_for(int threads, int64_t n, Fn&& fn) {
     }
 #pragma omp parallel num_threads(threads)
     {
-        const int64_t nt = omp_get_num_threads();
-        const int64_t t = omp_get_thread_num();
-        const int64_t begin = n * t / nt;
-        const int64_t end = n * (t + 1) / nt;
-        if (begin < end) fn(begin, end);
+        const Share sh(n, omp_get_thread_num(), omp_get_num_threads());
+        if (!sh.empty()) fn(sh.begin, sh.end);
     }
+}
+
+// Runs fn(t, nt) on each thread t of a team of nt <= threads (one call with
+// (0, 1) when threads <= 1 or inside another parallel region). Phases of
+// fn that depend on each other are separated by team_barrier(): one team,
+// one fork / join, for work that would otherwise take several.
+template <class Fn>
+void parallel_team(int threads, Fn&& fn) {
+    if (threads <= 1) {
+        fn(0, 1);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    fn(omp_get_thread_num(), omp_get_num_threads());
+}
+
+// Every thread of the calling team waits here (a no-op on one thread).
+inline void team_barrier() {
+#pragma omp barrier
 }
 
 }  // namespace tops::cpu

@@ -24,10 +24,9 @@
 // and residual, applies the activation and converts to y's dtype straight
 // from the accumulators, with vector stores where a tile row is contiguous
 // in y (NHWC for pixels_by_channels, NCHW for channels_by_pixels) and a
-// scalar store otherwise. Tasks (n, g, row block, col block) are split
-// statically across threads; no barriers.
-#include <omp.h>
-
+// scalar store otherwise. A call runs tasks (n, g, row block, col block)
+// [begin, end) of conv_gemm_tasks; the planner splits them statically across
+// the team that staged the operands (src/cpu/conv.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -154,6 +153,25 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
 }
 
 
+// Asks for the tile's y lines (for writing) and residual lines before the
+// reduction, so that their misses overlap it instead of stalling the
+// epilogue's stores (channel-contiguous rows: pixels_by_channels on NHWC y).
+template <tops_dtype_t OUT>
+void prefetch_tile_rows(const ConvGemmArgs& g, const TileMap& t) {
+    using TO = storage_t<OUT>;
+    constexpr int64_t kLine = 64;
+    const int64_t bytes = int64_t(t.ncols) * int64_t(sizeof(TO));
+    const char* y = static_cast<const char*>(g.y);
+    const char* res = static_cast<const char*>(g.res);
+    for (int i = 0; i < t.mrows; ++i) {
+        const char* yr = y + (t.y_row[i] + t.y_col[0]) * int64_t(sizeof(TO));
+        for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(yr + b, 1, 3);
+        if (!res) continue;
+        const char* rr = res + (t.r_row[i] + t.r_col[0]) * int64_t(sizeof(TO));
+        for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(rr + b, 0, 3);
+    }
+}
+
 // Window origin of output pixel m of image n in xp, group g's channels.
 const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
     const int64_t p = m / g.out_w, q = m % g.out_w;
@@ -187,6 +205,7 @@ void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
                 t.y_row[i] = n * g.ys[0] + p * g.ys[2] + q * g.ys[3];
                 t.r_row[i] = n * g.rs[0] + p * g.rs[2] + q * g.rs[3];
             }
+            prefetch_tile_rows<OUT>(g, t);
             Tile acc;
             if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc);
             else micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
@@ -286,33 +305,16 @@ void run_tasks(const ConvGemmArgs& g, int64_t begin, int64_t end, int tid) {
 
 }  // namespace
 
-int64_t conv_gemm_tasks(const ConvGemmArgs& g) {
-    const int64_t pixels = g.out_h * g.out_w;
-    const int64_t rows = g.orientation == ConvGemmOrientation::pixels_by_channels ? pixels : g.kg;
-    const int64_t cols = g.orientation == ConvGemmOrientation::pixels_by_channels ? g.kg : pixels;
-    return g.batch * g.groups * ceil_div(rows, g.rows_block) * ceil_div(cols, g.cols_block);
-}
-
 }  // namespace TOPS_ISA_NS
 
 template <tops_dtype_t OUT>
 template <class A>
-void ConvGemmKernel<OUT>::operator()(A, ConvGemmArgs g) const {
-    const int64_t tasks = TOPS_ISA_NS::conv_gemm_tasks(g);
-    if (g.threads <= 1 || tasks <= 1) {
-        TOPS_ISA_NS::run_tasks<OUT>(g, 0, tasks, 0);
-        return;
-    }
-#pragma omp parallel num_threads(g.threads)
-    {
-        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-        const int64_t begin = tasks * t / nt, end = tasks * (t + 1) / nt;
-        if (begin < end) TOPS_ISA_NS::run_tasks<OUT>(g, begin, end, int(t));
-    }
+void ConvGemmKernel<OUT>::operator()(A, const ConvGemmArgs& g, int64_t begin, int64_t end, int tid) const {
+    TOPS_ISA_NS::run_tasks<OUT>(g, begin, end, tid);
 }
 
-template void ConvGemmKernel<TOPS_DTYPE_F32>::operator()<Arch>(Arch, ConvGemmArgs) const;
-template void ConvGemmKernel<TOPS_DTYPE_F16>::operator()<Arch>(Arch, ConvGemmArgs) const;
-template void ConvGemmKernel<TOPS_DTYPE_BF16>::operator()<Arch>(Arch, ConvGemmArgs) const;
+template void ConvGemmKernel<TOPS_DTYPE_F32>::operator()<Arch>(Arch, const ConvGemmArgs&, int64_t, int64_t, int) const;
+template void ConvGemmKernel<TOPS_DTYPE_F16>::operator()<Arch>(Arch, const ConvGemmArgs&, int64_t, int64_t, int) const;
+template void ConvGemmKernel<TOPS_DTYPE_BF16>::operator()<Arch>(Arch, const ConvGemmArgs&, int64_t, int64_t, int) const;
 
 }  // namespace tops::cpu
