@@ -161,8 +161,7 @@ void conv_stage_filter_rows_range(const ConvParams& p, const void* w, float* dst
     }
 }
 
-// Whether w is dense f32 KRSC and K/G a whole number of NR-wide slivers.
-static bool whole_f32_krsc_slivers(const ConvParams& p, int nr) {
+bool conv_filter_packs_by_transpose(const ConvParams& p, int nr) {
     return p.w.dtype == TOPS_DTYPE_F32 && conv_is_dense_nhwc(p.w) && p.out_c_per_group() % nr == 0;
 }
 
@@ -190,7 +189,7 @@ void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, 
                                     int64_t end) {
     const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group(), s = p.kernel_w;
     const int64_t kdim = p.kernel_h * s * cg, slivers = ceil_div(kg, int64_t(nr)), blocks = ceil_div(kdim, kPackSteps);
-    if (whole_f32_krsc_slivers(p, nr)) {
+    if (conv_filter_packs_by_transpose(p, nr)) {
         TransposeKernelArgs a;
         a.x = static_cast<const char*>(w);
         a.y = reinterpret_cast<char*>(dst);

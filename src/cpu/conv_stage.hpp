@@ -37,6 +37,9 @@ void conv_stage_filter_rows_range(const ConvParams& p, const void* w, float* dst
 // zero past K/G, in units [begin, end) of conv_filter_pack_units (each a
 // block of one sliver's reduction steps).
 int64_t conv_filter_pack_units(const ConvParams& p, int nr);
+// Whether that packing runs as vector transposes (a dense f32 KRSC w whose
+// K/G is a whole number of slivers) rather than element by element.
+bool conv_filter_packs_by_transpose(const ConvParams& p, int nr);
 void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, float* dst, int64_t begin,
                                     int64_t end);
 

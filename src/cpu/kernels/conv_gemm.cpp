@@ -153,25 +153,6 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
 }
 
 
-// Asks for the tile's y lines (for writing) and residual lines before the
-// reduction, so that their misses overlap it instead of stalling the
-// epilogue's stores (channel-contiguous rows: pixels_by_channels on NHWC y).
-template <tops_dtype_t OUT>
-void prefetch_tile_rows(const ConvGemmArgs& g, const TileMap& t) {
-    using TO = storage_t<OUT>;
-    constexpr int64_t kLine = 64;
-    const int64_t bytes = int64_t(t.ncols) * int64_t(sizeof(TO));
-    const char* y = static_cast<const char*>(g.y);
-    const char* res = static_cast<const char*>(g.res);
-    for (int i = 0; i < t.mrows; ++i) {
-        const char* yr = y + (t.y_row[i] + t.y_col[0]) * int64_t(sizeof(TO));
-        for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(yr + b, 1, 3);
-        if (!res) continue;
-        const char* rr = res + (t.r_row[i] + t.r_col[0]) * int64_t(sizeof(TO));
-        for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(rr + b, 0, 3);
-    }
-}
-
 // Window origin of output pixel m of image n in xp, group g's channels.
 const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
     const int64_t p = m / g.out_w, q = m % g.out_w;
@@ -205,7 +186,6 @@ void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
                 t.y_row[i] = n * g.ys[0] + p * g.ys[2] + q * g.ys[3];
                 t.r_row[i] = n * g.rs[0] + p * g.rs[2] + q * g.rs[3];
             }
-            prefetch_tile_rows<OUT>(g, t);
             Tile acc;
             if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc);
             else micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
@@ -278,8 +258,11 @@ void run_tasks(const ConvGemmArgs& g, int64_t begin, int64_t end, int tid) {
     const int64_t pixels = g.out_h * g.out_w;
     if (g.orientation == ConvGemmOrientation::pixels_by_channels) {
         const int64_t rblocks = ceil_div(pixels, g.rows_block), cblocks = ceil_div(g.kg, g.cols_block);
+        // Pixel blocks fastest: a thread's consecutive tasks share a channel
+        // block, whose packed filter slivers then stay in its L2 rather
+        // than each task fetching other slivers from L3.
         for (int64_t task = begin; task < end; ++task) {
-            const int64_t cb = task % cblocks, rb = task / cblocks % rblocks, ng = task / cblocks / rblocks;
+            const int64_t rb = task % rblocks, cb = task / rblocks % cblocks, ng = task / rblocks / cblocks;
             const int64_t m0 = rb * g.rows_block, j0 = cb * g.cols_block;
             task_pixels_by_channels<OUT>(g, ng / g.groups, ng % g.groups, m0, std::min(pixels, m0 + g.rows_block), j0,
                                          std::min(g.kg, j0 + g.cols_block));
