@@ -49,30 +49,6 @@ namespace {
 
 // ------------------------------------------------------------------ packing
 
-// One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
-// dst (kc, NR) contiguous, columns past ncols zero.
-template <tops_dtype_t IN>
-void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t ncols, float* dst) {
-    if (ncols == kNr && cs == 1) {
-        for (int64_t p = 0; p < kc; ++p) {
-            for (int v = 0; v < kNv; ++v) load<IN>(src + p * rs + v * kLanes).store_aligned(dst + p * kNr + v * kLanes);
-        }
-    } else if (rs == 1) {  // each column contiguous along k
-        for (int64_t j = 0; j < kNr; ++j) {
-            if (j < ncols) {
-                const storage_t<IN>* col = src + j * cs;
-                for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = to_float<IN>(col[p]);
-            } else {
-                for (int64_t p = 0; p < kc; ++p) dst[p * kNr + j] = 0.0f;
-            }
-        }
-    } else {
-        for (int64_t p = 0; p < kc; ++p) {
-            for (int64_t j = 0; j < kNr; ++j) dst[p * kNr + j] = j < ncols ? to_float<IN>(src[p * rs + j * cs]) : 0.0f;
-        }
-    }
-}
-
 #if defined(TOPS_CPU_ISA_avx512)
 // Row-major A on avx512: the sliver is a transpose, done on (16, 16)
 // register tiles (transpose16_avx512.hpp; MR <= 16 rows of 16 k values
@@ -90,7 +66,57 @@ TOPS_MICRO_INLINE void pack_a_rows_16k_avx512(const storage_t<IN>* src, int64_t 
     transpose_16x16_f32_avx512(r);
     for (int k = 0; k < kLanes; ++k) _mm512_mask_storeu_ps(dst + k * kMr, kSliverLanes, r[k]);
 }
+
+// A column-major B sliver on avx512 likewise: (16 k, 16 columns) register
+// tiles, loaded one column (16 k values) per register, stored one packed k
+// step (16 of the NR columns) per register. The element loop stored with an
+// NR stride and cost about 2 cycles per element, in every thread (f32 1x1
+// NHWC convolutions, whose B is the KRSC filter, pack it this way).
+static_assert(kNr % kTranspose16 == 0, "a B sliver is whole 16-column tiles");
+
+// (16, NR) of B at src (column stride cs, unit row stride) -> 16 packed k
+// steps (16, NR) at dst.
+template <tops_dtype_t IN>
+TOPS_MICRO_INLINE void pack_b_cols_16k_avx512(const storage_t<IN>* src, int64_t cs, float* dst) {
+    for (int j0 = 0; j0 < kNr; j0 += kTranspose16) {
+        __m512 r[kTranspose16];  // (16 columns, 16 k) -> (16 k, 16 columns)
+        for (int j = 0; j < kTranspose16; ++j) r[j] = __m512(load<IN>(src + (j0 + j) * cs));
+        transpose_16x16_f32_avx512(r);
+        for (int k = 0; k < kTranspose16; ++k) _mm512_store_ps(dst + k * kNr + j0, r[k]);
+    }
+}
 #endif
+
+// One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
+// dst (kc, NR) contiguous, columns past ncols zero.
+template <tops_dtype_t IN>
+void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t ncols, float* dst) {
+    if (ncols == kNr && cs == 1) {
+        for (int64_t p = 0; p < kc; ++p) {
+            for (int v = 0; v < kNv; ++v) load<IN>(src + p * rs + v * kLanes).store_aligned(dst + p * kNr + v * kLanes);
+        }
+    } else if (rs == 1) {  // each column contiguous along k
+        int64_t p0 = 0;
+#if defined(TOPS_CPU_ISA_avx512)
+        if (ncols == kNr) {
+            for (; p0 + kLanes <= kc; p0 += kLanes) pack_b_cols_16k_avx512<IN>(src + p0, cs, dst + p0 * kNr);
+        }
+#endif
+        for (int64_t j = 0; j < kNr; ++j) {
+            if (j < ncols) {
+                const storage_t<IN>* col = src + j * cs;
+                for (int64_t p = p0; p < kc; ++p) dst[p * kNr + j] = to_float<IN>(col[p]);
+            } else {
+                for (int64_t p = p0; p < kc; ++p) dst[p * kNr + j] = 0.0f;
+            }
+        }
+    } else {
+        for (int64_t p = 0; p < kc; ++p) {
+            for (int64_t j = 0; j < kNr; ++j) dst[p * kNr + j] = j < ncols ? to_float<IN>(src[p * rs + j * cs]) : 0.0f;
+        }
+    }
+}
+
 
 // One MR-tall sliver of A: (mrows, kc) at src with strides (rs, cs) ->
 // dst (kc, MR) contiguous, rows past mrows zero.
