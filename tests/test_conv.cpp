@@ -208,6 +208,10 @@ std::vector<ConvCase> cases() {
         // both implicit-GEMM orientations on shapes that would pick the other one (and the GEMM /
         // depthwise paths' shapes through the implicit GEMM)
         cc("few_pixels_many_k", 1, 20, 3, 3, 48).kernel(3, 3).pad_all(1).with_bias(),
+        // channels-last, K > 6 * pixels: the filter is read in place on one thread, packed on two
+        cc("few_pixels_by_team_t1", 1, 128, 4, 4, 128).kernel(3, 3).pad_all(1).with_bias().layouts(all).num_threads(1),
+        cc("few_pixels_by_team_t2", 1, 128, 4, 4, 128).kernel(3, 3).pad_all(1).with_residual().layouts(all)
+            .num_threads(2),
         cc("force_cbp", 2, 6, 7, 9, 10).kernel(3, 3).stride(2, 1).pad(1, 2, 0, 1).with_bias().with_residual().activation(
             TOPS_ACT_SILU).layouts(all).forced("channels_by_pixels"),
         cc("force_cbp_groups_dilation", 1, 8, 9, 8, 12).kernel(3, 2).dilation(2, 3).pad_all(2).group(2).forced(

@@ -14,9 +14,10 @@
 //      a zero-padded f32 staging of x (NHWC, or NCHW for an NCHW x: a row
 //      copy, or x itself when dense f32 and unpadded): pixels_by_channels
 //      (filter packed once, channel-contiguous stores) for a channels-last y
-//      unless the output pixels (N * P * Q) are few against the filters (K),
-//      else channels_by_pixels (blocked im2col packed per task,
-//      pixel-contiguous stores: an NCHW y, or few pixels). One thread team
+//      unless the output pixels (N * P * Q) are few against the filters (K)
+//      for the team that runs (ConvGemmByTeamPlan), else channels_by_pixels
+//      (blocked im2col packed per task, pixel-contiguous stores: an NCHW y,
+//      or few pixels). One thread team
 //      per call stages x, packs the filter, and after one barrier runs the
 //      GEMM tasks.
 // TOPS_CONV_ALGO=direct|pixels_by_channels|channels_by_pixels|depthwise
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -50,7 +52,6 @@ constexpr size_t kAlign = 64;
 constexpr int64_t kSerialFlops = int64_t(1) << 21;  // below ~2 MFLOP one thread is faster
 constexpr int64_t kTasksPerThread = 4;               // enough tasks to even out the static split
 constexpr int64_t kMaxColsBlock = 512;               // pixels of one packed im2col block
-constexpr int64_t kFastPackRatio = 16;               // filters per pixel worth a vector-packed filter
 
 size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -207,12 +208,17 @@ public:
     const char* kernel_name() const override { return name_.c_str(); }
     std::string reason() const override { return why_; }
 
+    // Threads an execute with this context runs on.
+    int team_size(const ExecContext& ctx) const {
+        const int64_t flops = 2 * p_.y.numel() * std::max<int64_t>(kdim_, 1);
+        return std::min(max_threads_, pick_threads(ctx.num_threads, flops, kSerialFlops));
+    }
+
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
         if (p_.y.numel() == 0) return Status::ok();
         unsigned char* ws = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uintptr_t>(args.workspace)));
         const bool pbc = orient_ == ConvGemmOrientation::pixels_by_channels;
-        const int64_t flops = 2 * p_.y.numel() * std::max<int64_t>(kdim_, 1);
-        const int threads = std::min(max_threads_, pick_threads(ctx.num_threads, flops, kSerialFlops));
+        const int threads = team_size(ctx);
         ConvGemmArgs g;
         g.orientation = orient_;
         g.batch = p_.batch;
@@ -294,6 +300,46 @@ private:
     size_t filter_offset_ = 0, cols_offset_ = 0, col_buf_floats_ = 0, bytes_ = 0;
     int max_threads_ = 1;
     std::string name_, why_;
+};
+
+// A channels-last y with few pixels against its filters: which operand to
+// pack depends on the team size, known only at execute. pixels_by_channels
+// packs the filter once per call, split over the team; channels_by_pixels
+// reads the filter in place but every thread packs the im2col blocks it
+// works on. So the filter is packed when K <= kPackPerPixelThread * pixels *
+// threads. Measured on the 16-core Xeon (f32 batch 1, both forced,
+// docs/performance.md): C512 7x7 K512 (49 pixels) 0.98-1.15x oneDNN packing
+// pixels vs 0.88-0.93x packing the filter on one thread, 0.71-0.81x vs
+// 0.87-0.93x at 16 threads (and 1.22 vs 1.31x at 2 threads on the 2-core
+// EPYC); C256 14x14 K256 (196 pixels) packs the filter on any team.
+constexpr int64_t kPackPerPixelThread = 6;
+
+int64_t min_filter_packing_threads(const ConvParams& p) {
+    return ceil_div(p.out_c, kPackPerPixelThread * std::max<int64_t>(1, p.batch * p.out_h * p.out_w));
+}
+
+class ConvGemmByTeamPlan final : public OpPlan {
+public:
+    ConvGemmByTeamPlan(const ConvParams& p, int64_t min_pbc_threads)
+        : pbc_(p, ConvGemmOrientation::pixels_by_channels, false),
+          cbp_(p, ConvGemmOrientation::channels_by_pixels, false),
+          min_pbc_threads_(min_pbc_threads),
+          name_(fmt(cbp_.kernel_name(), "_below_", min_pbc_threads_, "_threads_else_pixels_by_channels")) {}
+
+    size_t workspace_size() const override { return std::max(pbc_.workspace_size(), cbp_.workspace_size()); }
+    const char* kernel_name() const override { return name_.c_str(); }
+    std::string reason() const override {
+        return fmt("few pixels against the filters: below ", min_pbc_threads_, " threads ", cbp_.reason(), "; else ",
+                   pbc_.reason());
+    }
+    Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        return pbc_.team_size(ctx) >= min_pbc_threads_ ? pbc_.execute(ctx, args) : cbp_.execute(ctx, args);
+    }
+
+private:
+    ConvGemmPlan pbc_, cbp_;
+    int64_t min_pbc_threads_;
+    std::string name_;
 };
 
 // ------------------------------------------------------------------ depthwise
@@ -406,23 +452,23 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
         return Status::ok();
     }
     // channels_by_pixels writes tile rows along pixels (vector stores into
-    // NCHW y). For a channels-last y the choice is which operand to pack:
-    // pixels_by_channels packs the filter once per call, channels_by_pixels
-    // packs im2col blocks element by element, once in every thread that
-    // works on a block. So the filter is packed unless the pixels are fewer
-    // than the filters, or fewer than 1/kFastPackRatio of them where the
-    // filter packs by vector transposes. Measured on the 16-core Xeon (f32
-    // batch 1, docs/performance.md): C256 14x14 K256 at 16 threads 0.85x
-    // oneDNN packing the filter vs 0.64-0.75x packing pixels; C512 7x7 K512
-    // 0.87-0.93x vs 0.71-0.81x (one thread: 0.88-0.93x vs 0.98-1.15x).
+    // NCHW y). A channels-last y packs the filter (pixels_by_channels) when
+    // the pixels are at least the filters, or when a vector-transposable
+    // filter is worth packing on the team that runs (ConvGemmByTeamPlan).
+    // Other filters pack element by element: pixels_by_channels only with
+    // at least as many pixels as filters, as before the vector packing.
     const bool y_channels_last = p.y.strides[1] == 1 || p.out_c == 1;
     const int64_t pixels = p.batch * p.out_h * p.out_w;
     const bool fast_pack = conv_filter_packs_by_transpose(p, gemm_tile_shape(active_isa()).nr);
-    ConvGemmOrientation orient = y_channels_last && pixels * (fast_pack ? kFastPackRatio : 1) >= p.out_c
+    const int64_t min_pbc_threads = fast_pack ? min_filter_packing_threads(p) : INT64_MAX;
+    if (!forced_pbc && !forced_cbp && y_channels_last && pixels < p.out_c && min_pbc_threads > 1 &&
+        min_pbc_threads <= omp_get_max_threads()) {
+        out->reset(new ConvGemmByTeamPlan(p, min_pbc_threads));
+        return Status::ok();
+    }
+    ConvGemmOrientation orient = y_channels_last && (pixels >= p.out_c || min_pbc_threads <= 1)
                                      ? ConvGemmOrientation::pixels_by_channels
                                      : ConvGemmOrientation::channels_by_pixels;
-    if (forced_pbc) orient = ConvGemmOrientation::pixels_by_channels;
-    if (forced_cbp) orient = ConvGemmOrientation::channels_by_pixels;
     out->reset(new ConvGemmPlan(p, orient, forced_pbc || forced_cbp));
     return Status::ok();
 }
