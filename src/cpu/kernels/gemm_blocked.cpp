@@ -49,25 +49,6 @@ namespace {
 
 // ------------------------------------------------------------------ packing
 
-// Whole NR-wide slivers of a row-major B panel, (kc, slivers * NR) at src
-// -> slivers (kc, NR) each at dst. Walked row by row, so each B row is read
-// as one contiguous run across the panel; sliver by sliver, every sliver
-// read kc rows 128 bytes each (a stream per row, too many for the hardware
-// prefetchers when B is cold: a quarter of the f32 NCHW 1x1 convolution's
-// time, whose B is x with rows 12.5 KB apart).
-template <tops_dtype_t IN>
-void pack_b_panel_rows(const storage_t<IN>* src, int64_t rs, int64_t kc, int64_t slivers, float* dst) {
-    for (int64_t p = 0; p < kc; ++p) {
-        const storage_t<IN>* row = src + p * rs;
-        for (int64_t s = 0; s < slivers; ++s) {
-#pragma GCC unroll 2
-            for (int v = 0; v < kNv; ++v) {
-                load<IN>(row + s * kNr + v * kLanes).store_aligned(dst + (s * kc + p) * kNr + v * kLanes);
-            }
-        }
-    }
-}
-
 #if defined(TOPS_CPU_ISA_avx512)
 // Row-major A on avx512: the sliver is a transpose, done on (16, 16)
 // register tiles (transpose16_avx512.hpp; MR <= 16 rows of 16 k values
@@ -344,9 +325,7 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                 const int64_t kc = std::min(kc_max, g.k - pc);
                 const bool first = slab == 0, last = slab == kslabs - 1;
                 // (kc, ncur) of B -> slivers (kc, NR)
-                const int64_t row_major_slivers = g.b_cs == 1 ? ncur / kNr : 0;
-                pack_b_panel_rows<IN>(B + pc * g.b_rs + jc, g.b_rs, kc, row_major_slivers, bpack);
-                for (int64_t s = row_major_slivers; s < slivers; ++s) {
+                for (int64_t s = 0; s < slivers; ++s) {
                     pack_b_sliver<IN>(B + pc * g.b_rs + (jc + s * kNr) * g.b_cs, g.b_rs, g.b_cs, kc,
                                       std::min<int64_t>(kNr, ncur - s * kNr), bpack + s * kNr * kc);
                 }
