@@ -17,9 +17,8 @@
 //      unless the output pixels (N * P * Q) are few against the filters (K)
 //      for the team that runs (ConvGemmByTeamPlan), else channels_by_pixels
 //      (blocked im2col packed per task, pixel-contiguous stores: an NCHW y,
-//      or few pixels). One thread team
-//      per call stages x, packs the filter, and after one barrier runs the
-//      GEMM tasks.
+//      or few pixels). One thread team per call stages x, packs the filter,
+//      and after one barrier runs the GEMM tasks.
 // TOPS_CONV_ALGO=direct|pixels_by_channels|channels_by_pixels|depthwise
 // forces a path that applies (tests of both orientations, debugging); direct
 // is the plain loop of src/cpu/conv_direct.cpp.
