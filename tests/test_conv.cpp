@@ -340,6 +340,12 @@ bool documented_limit(const std::string& msg) {
             return ::testing::AssertionSuccess();
         }
         if (s != TOPS_SUCCESS) return ::testing::AssertionFailure() << "create: " << tops_test::status_text(s);
+        // A forced CPU path is the one that runs (its name is in the kernel's).
+        const std::string kernel = tops_op_kernel_name(op.op);
+        if (backend == TOPS_BACKEND_CPU && c.env && std::string(c.env) == "TOPS_CONV_ALGO" &&
+            kernel.find(c.env_value) == std::string::npos) {
+            return ::testing::AssertionFailure() << "TOPS_CONV_ALGO=" << c.env_value << " ran " << kernel;
+        }
     }
     const tops_test::CreateFn create = [&](tops_context_t ctx, tops_op_t* op) {
         ScopedEnv env(c.env ? c.env : "", c.env ? c.env_value : nullptr);

@@ -468,6 +468,8 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     ConvGemmOrientation orient = y_channels_last && (pixels >= p.out_c || min_pbc_threads <= 1)
                                      ? ConvGemmOrientation::pixels_by_channels
                                      : ConvGemmOrientation::channels_by_pixels;
+    if (forced_pbc) orient = ConvGemmOrientation::pixels_by_channels;
+    if (forced_cbp) orient = ConvGemmOrientation::channels_by_pixels;
     out->reset(new ConvGemmPlan(p, orient, forced_pbc || forced_cbp));
     return Status::ok();
 }
