@@ -165,26 +165,32 @@ bool conv_filter_packs_by_transpose(const ConvParams& p, int nr) {
     return p.w.dtype == TOPS_DTYPE_F32 && conv_is_dense_nhwc(p.w) && p.out_c_per_group() % nr == 0;
 }
 
-// Packing units: a sliver's reduction steps in blocks of kPackSteps, so that
-// a 3x3 filter of 64-128 channels (2-4 slivers) still splits over 16 threads.
+// Packing units.
+//  - A dense f32 KRSC filter with whole slivers is a transpose of (NR, kdim)
+//    panels with rows kdim apart: the transpose op's tile kernel (in-register
+//    square tiles, full-vector loads and stores). A unit is kPackFilters
+//    whole filter rows of one sliver, so a thread reads each page of w once
+//    (units of reduction-step blocks across all NR rows touched NR pages
+//    each: on the 16-core Xeon with cold buffers, 17-20 us per 16 KiB unit,
+//    50-70 us of every thread's 28x28-layer call). An element loop costs
+//    about two cycles per element: 0.1 ms for a 128x128x3x3 filter on one
+//    core, against 0.04 ms for all of oneDNN's convolution of a 2x2 image
+//    with it.
+//  - Otherwise element by element, in units of kPackSteps reduction steps
+//    of one sliver: each filter's run of steps read in order into the unit's
+//    16 KiB of output (L1 resident across the NR filters).
+constexpr int64_t kPackFilters = 16;
 constexpr int64_t kPackSteps = 128;
 
 int64_t conv_filter_pack_units(const ConvParams& p, int nr) {
     const int64_t kdim = p.kernel_h * p.kernel_w * p.in_c_per_group();
-    return p.groups * ceil_div(p.out_c_per_group(), int64_t(nr)) * ceil_div(kdim, kPackSteps);
+    const int64_t slivers = p.groups * ceil_div(p.out_c_per_group(), int64_t(nr));
+    return conv_filter_packs_by_transpose(p, nr) ? slivers * ceil_div(nr, kPackFilters)
+                                                 : slivers * ceil_div(kdim, kPackSteps);
 }
 
-// Unit u is reduction steps [kk0, kk0 + kPackSteps) of sliver t: the
-// transpose of filters [j0, j0 + NR) x those steps into (steps, NR).
-//  - A dense f32 KRSC filter with whole slivers is a transpose of
-//    (NR, steps) panels with rows kdim apart: the transpose op's tile kernel
-//    (in-register square tiles, full-vector loads and stores), whose work
-//    units (outer sliver, row block of kPackSteps) are these units. An
-//    element loop costs about two cycles per element: 0.1 ms for a
-//    128x128x3x3 filter on one core, against 0.04 ms for all of oneDNN's
-//    convolution of a 2x2 image with it.
-//  - Otherwise element by element: each filter's run of steps read in
-//    order into the unit's 16 KiB of output (L1 resident across the NR filters).
+// Sliver t (filters [j0, j0 + NR) of its group) is the transpose of their
+// (NR, kdim) rows into (kdim, NR), zero past K/G.
 void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, float* dst, int64_t begin,
                                     int64_t end) {
     const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group(), s = p.kernel_w;
@@ -203,8 +209,8 @@ void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, 
         a.cols = nr;  // panel columns: filters, contiguous in the sliver
         a.x_col = kdim * a.elem_size;
         a.y_col = a.elem_size;
-        a.block_rows = kPackSteps;
-        a.block_cols = nr;
+        a.block_rows = kdim;
+        a.block_cols = std::min<int64_t>(nr, kPackFilters);
         a.row_group = a.rows;
         a.unit_begin = begin;
         a.unit_end = end;
