@@ -210,6 +210,8 @@ std::vector<ConvCase> cases() {
         cc("few_pixels_many_k", 1, 20, 3, 3, 48).kernel(3, 3).pad_all(1).with_bias(),
         // channels-last, K > 6 * pixels: the filter is read in place on one thread, packed on two
         cc("few_pixels_by_team_t1", 1, 128, 4, 4, 128).kernel(3, 3).pad_all(1).with_bias().layouts(all).num_threads(1),
+        // one sliver on two threads: the filter's packing splits its reduction steps (nr 16)
+        cc("pack_split_steps_t2", 1, 16, 24, 24, 16).kernel(3, 3).pad_all(1).with_bias().layouts(all).num_threads(2),
         cc("few_pixels_by_team_t2", 1, 128, 4, 4, 128).kernel(3, 3).pad_all(1).with_residual().layouts(all)
             .num_threads(2),
         cc("force_cbp", 2, 6, 7, 9, 10).kernel(3, 3).stride(2, 1).pad(1, 2, 0, 1).with_bias().with_residual().activation(

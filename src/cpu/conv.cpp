@@ -243,9 +243,10 @@ public:
         // caller's rows, or staged rows (channels_by_pixels).
         float* filt = reinterpret_cast<float*>(ws + filter_offset_);
         int64_t filter_units = 0;
+        const ConvFilterPacking packing = conv_filter_packing(p_, tile_.nr, threads);
         if (pbc) {
             g.wpack = filt;
-            filter_units = conv_filter_pack_units(p_, tile_.nr);
+            filter_units = packing.units;
         } else if (w_in_place_) {
             g.wrows = static_cast<const float*>(args.in(TOPS_ARG_W));
             g.w_row = p_.w.strides[0];
@@ -269,7 +270,7 @@ public:
         parallel_team(threads, [&](int t, int nt) {
             const Share xs(x_rows, t, nt), fs(filter_units, t, nt);
             if (!xs.empty()) conv_stage_input_range(p_, st_, x, xp, xs.begin, xs.end);
-            if (!fs.empty() && pbc) conv_pack_filter_slivers_range(p_, w, tile_.nr, filt, fs.begin, fs.end);
+            if (!fs.empty() && pbc) conv_pack_filter_slivers_range(p_, w, packing, filt, fs.begin, fs.end);
             if (!fs.empty() && !pbc) conv_stage_filter_rows_range(p_, w, filt, fs.begin, fs.end);
             if (x_rows > 0 || filter_units > 0) team_barrier();
             const Share ts(tasks, t, nt);

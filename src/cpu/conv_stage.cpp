@@ -169,33 +169,50 @@ bool conv_filter_packs_by_transpose(const ConvParams& p, int nr) {
 //  - A dense f32 KRSC filter with whole slivers is a transpose of (NR, kdim)
 //    panels with rows kdim apart: the transpose op's tile kernel (in-register
 //    square tiles, full-vector loads and stores). A unit is kPackFilters
-//    whole filter rows of one sliver, so a thread reads each page of w once
-//    (units of reduction-step blocks across all NR rows touched NR pages
-//    each: on the 16-core Xeon with cold buffers, 17-20 us per 16 KiB unit,
-//    50-70 us of every thread's 28x28-layer call). An element loop costs
-//    about two cycles per element: 0.1 ms for a 128x128x3x3 filter on one
-//    core, against 0.04 ms for all of oneDNN's convolution of a 2x2 image
-//    with it.
+//    filter rows of one sliver over a block of reduction steps: whole rows,
+//    cut into blocks (of at least kMinPackSteps) only as far as it takes to
+//    give every thread of the team a unit. On the 16-core Xeon with cold
+//    buffers (a thread's share of the 28x28 layer's 590 KB filter comes
+//    from memory), a unit of 128 steps across all 32 rows of a sliver took
+//    17-20 us for 16 KiB and whole 16-row units 55-67 us for 74 KB, with half
+//    the threads idle at the barrier. An element loop costs about two cycles
+//    per element: 0.1 ms for a 128x128x3x3 filter on one core, against 0.04
+//    ms for all of oneDNN's convolution of a 2x2 image with it.
 //  - Otherwise element by element, in units of kPackSteps reduction steps
 //    of one sliver: each filter's run of steps read in order into the unit's
 //    16 KiB of output (L1 resident across the NR filters).
 constexpr int64_t kPackFilters = 16;
+constexpr int64_t kMinPackSteps = 64;
+constexpr int64_t kPackStepAlign = 16;  // a register tile's rows
 constexpr int64_t kPackSteps = 128;
 
-int64_t conv_filter_pack_units(const ConvParams& p, int nr) {
+ConvFilterPacking conv_filter_packing(const ConvParams& p, int nr, int threads) {
+    ConvFilterPacking k;
+    k.nr = nr;
+    k.by_transpose = conv_filter_packs_by_transpose(p, nr);
     const int64_t kdim = p.kernel_h * p.kernel_w * p.in_c_per_group();
     const int64_t slivers = p.groups * ceil_div(p.out_c_per_group(), int64_t(nr));
-    return conv_filter_packs_by_transpose(p, nr) ? slivers * ceil_div(nr, kPackFilters)
-                                                 : slivers * ceil_div(kdim, kPackSteps);
+    if (!k.by_transpose) {
+        k.steps = kPackSteps;
+        k.units = slivers * ceil_div(kdim, k.steps);
+        return k;
+    }
+    const int64_t whole_row_units = slivers * ceil_div(nr, kPackFilters);
+    const int64_t splits = std::max<int64_t>(
+        1, std::min(ceil_div(std::max(threads, 1), whole_row_units), kdim / kMinPackSteps));
+    k.steps = std::min(kdim, round_up(ceil_div(kdim, splits), kPackStepAlign));
+    k.units = whole_row_units * ceil_div(kdim, k.steps);
+    return k;
 }
 
 // Sliver t (filters [j0, j0 + NR) of its group) is the transpose of their
 // (NR, kdim) rows into (kdim, NR), zero past K/G.
-void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, float* dst, int64_t begin,
-                                    int64_t end) {
+void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, const ConvFilterPacking& k, float* dst,
+                                    int64_t begin, int64_t end) {
+    const int nr = k.nr;
     const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group(), s = p.kernel_w;
     const int64_t kdim = p.kernel_h * s * cg, slivers = ceil_div(kg, int64_t(nr)), blocks = ceil_div(kdim, kPackSteps);
-    if (conv_filter_packs_by_transpose(p, nr)) {
+    if (k.by_transpose) {
         TransposeKernelArgs a;
         a.x = static_cast<const char*>(w);
         a.y = reinterpret_cast<char*>(dst);
@@ -209,7 +226,7 @@ void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, int nr, 
         a.cols = nr;  // panel columns: filters, contiguous in the sliver
         a.x_col = kdim * a.elem_size;
         a.y_col = a.elem_size;
-        a.block_rows = kdim;
+        a.block_rows = k.steps;
         a.block_cols = std::min<int64_t>(nr, kPackFilters);
         a.row_group = a.rows;
         a.unit_begin = begin;

@@ -34,9 +34,17 @@ void conv_stage_input(const ConvParams& p, const ConvStaging& s, const void* x, 
 void conv_stage_filter_rows_range(const ConvParams& p, const void* w, float* dst, int64_t begin, int64_t end);
 
 // w -> NR-wide channel slivers (G, ceil(K/G / NR), kdim, NR), order (r, s, c),
-// zero past K/G, in units [begin, end) of conv_filter_pack_units (each a
-// block of one sliver's reduction steps).
-int64_t conv_filter_pack_units(const ConvParams& p, int nr);
+// zero past K/G, in units [begin, end) of the ConvFilterPacking that
+// conv_filter_packing chooses for a team of `threads` (see conv_stage.cpp).
+struct ConvFilterPacking {
+    int nr = 0;
+    bool by_transpose = false;
+    int64_t steps = 0;  // reduction steps per unit
+    int64_t units = 0;
+};
+ConvFilterPacking conv_filter_packing(const ConvParams& p, int nr, int threads);
+void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, const ConvFilterPacking& k, float* dst,
+                                    int64_t begin, int64_t end);
 // Whether that packing runs as vector transposes (a dense f32 KRSC w whose
 // K/G is a whole number of slivers) rather than element by element.
 bool conv_filter_packs_by_transpose(const ConvParams& p, int nr);
