@@ -174,7 +174,7 @@ bool conv_filter_packs_by_transpose(const ConvParams& p, int nr) {
 //    give every thread of the team a unit. On the 16-core Xeon with cold
 //    buffers (a thread's share of the 28x28 layer's 590 KB filter comes
 //    from memory), a unit of 128 steps across all 32 rows of a sliver took
-//    17-20 us for 16 KiB and whole 16-row units 55-67 us for 74 KB, with half
+//    17-20 us for 16 KiB and whole 16-row units 62-67 us for 74 KB, with half
 //    the threads idle at the barrier. An element loop costs about two cycles
 //    per element: 0.1 ms for a 128x128x3x3 filter on one core, against 0.04
 //    ms for all of oneDNN's convolution of a 2x2 image with it.
