@@ -169,8 +169,7 @@ public:
         // extra packing first (pixels), then the other one.
         const int64_t want = int64_t(max_threads_) * kTasksPerThread;
         auto tasks = [&] {
-            const int64_t rows = pbc ? pixels : kg, cols = pbc ? kg : pixels;
-            return p.batch * p.groups * ceil_div(rows, rows_block_) * ceil_div(cols, cols_block_);
+            return conv_gemm_task_count(orient_, p.batch, p.groups, pixels, kg, rows_block_, cols_block_);
         };
         int64_t& pix_block = pbc ? rows_block_ : cols_block_;
         int64_t& chan_block = pbc ? cols_block_ : rows_block_;
@@ -243,9 +242,10 @@ public:
         // caller's rows, or staged rows (channels_by_pixels).
         float* filt = reinterpret_cast<float*>(ws + filter_offset_);
         int64_t filter_units = 0;
-        const ConvFilterPacking packing = conv_filter_packing(p_, tile_.nr, threads);
+        ConvFilterPacking packing;
         if (pbc) {
             g.wpack = filt;
+            packing = conv_filter_packing(p_, tile_.nr, threads);
             filter_units = packing.units;
         } else if (w_in_place_) {
             g.wrows = static_cast<const float*>(args.in(TOPS_ARG_W));

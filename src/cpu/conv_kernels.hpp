@@ -68,12 +68,16 @@ struct ConvGemmArgs : ConvEpilogueArgs {
 
 // The register tile is the GEMM's (gemm_tile_shape, src/cpu/gemm_kernels.hpp).
 // OUT: dtype of y, residual and bias (the input is staged to f32).
-// Tasks (n, g, row block, col block), independent of each other.
+// Tasks (n, g, row block, col block), independent of each other, of an
+// orientation with `pixels` output pixels per image and kg filters per group.
+inline int64_t conv_gemm_task_count(ConvGemmOrientation o, int64_t batch, int64_t groups, int64_t pixels, int64_t kg,
+                                    int64_t rows_block, int64_t cols_block) {
+    const bool pbc = o == ConvGemmOrientation::pixels_by_channels;
+    const int64_t rows = pbc ? pixels : kg, cols = pbc ? kg : pixels;
+    return batch * groups * ceil_div(rows, rows_block) * ceil_div(cols, cols_block);
+}
 inline int64_t conv_gemm_tasks(const ConvGemmArgs& g) {
-    const int64_t pixels = g.out_h * g.out_w;
-    const bool pbc = g.orientation == ConvGemmOrientation::pixels_by_channels;
-    const int64_t rows = pbc ? pixels : g.kg, cols = pbc ? g.kg : pixels;
-    return g.batch * g.groups * ceil_div(rows, g.rows_block) * ceil_div(cols, g.cols_block);
+    return conv_gemm_task_count(g.orientation, g.batch, g.groups, g.out_h * g.out_w, g.kg, g.rows_block, g.cols_block);
 }
 
 // Runs tasks [begin, end) on the calling thread; tid picks its im2col

@@ -211,7 +211,7 @@ void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, const Co
                                     int64_t begin, int64_t end) {
     const int nr = k.nr;
     const int64_t cg = p.in_c_per_group(), kg = p.out_c_per_group(), s = p.kernel_w;
-    const int64_t kdim = p.kernel_h * s * cg, slivers = ceil_div(kg, int64_t(nr)), blocks = ceil_div(kdim, kPackSteps);
+    const int64_t kdim = p.kernel_h * s * cg, slivers = ceil_div(kg, int64_t(nr)), blocks = ceil_div(kdim, k.steps);
     if (k.by_transpose) {
         TransposeKernelArgs a;
         a.x = static_cast<const char*>(w);
@@ -238,7 +238,7 @@ void conv_pack_filter_slivers_range(const ConvParams& p, const void* w, const Co
     const tops_dtype_t dt = p.w.dtype;
     int64_t src_off[kPackSteps];  // filter offset of each step of the block
     for (int64_t u = begin; u < end; ++u) {
-        const int64_t t = u / blocks, kk0 = u % blocks * kPackSteps, steps = std::min(kPackSteps, kdim - kk0);
+        const int64_t t = u / blocks, kk0 = u % blocks * k.steps, steps = std::min(k.steps, kdim - kk0);
         const int64_t g = t / slivers, j0 = t % slivers * nr;
         const int64_t live = std::min<int64_t>(nr, kg - j0);
         for (int64_t i = 0; i < steps; ++i) {
