@@ -196,6 +196,23 @@ std::vector<ConvCase> cases() {
         cc("fold_c3_pad_gt_s23", 1, 3, 7, 10, 12).kernel(3, 3).stride(2, 3).pad(2, 1, 4, 3).with_residual()
             .layouts(all),
         cc("fold_c5_1x3_d3", 2, 5, 4, 17, 24).kernel(1, 3).dilation(1, 3).pad(0, 0, 2, 5).with_bias().misaligned(1),
+        cc("fold_c3_s23_no_window", 1, 3, 7, 10, 12).kernel(3, 3).stride(2, 3).pad(2, 1, 4, 3).with_bias().with_env(
+            "TOPS_CONV_SMALLC", "0"),
+        // CUDA window kernel (f16 / bf16 with fewer channels than a 16-byte
+        // chunk): 8 channels per window pixel at stride 1 and 4 at stride 2,
+        // m-tiles past Q, two channel blocks, K not a multiple of 8 (scalar
+        // epilogue), the widest filter row (S * 8 = 64) with dilated rows and
+        // three column tiles, NCHW / padded x and y (pixel-major epilogue),
+        // in place, misaligned
+        cc("smallc_c4_s1_q37_k72", 2, 4, 9, 37, 72).kernel(3, 3).pad_all(1).with_bias().activation(TOPS_ACT_RELU),
+        cc("smallc_c1_k13_5x5_s2", 2, 1, 17, 19, 13).kernel(5, 5).stride(2, 2).pad(2, 1, 2, 0).with_residual(),
+        cc("smallc_c7_3x8_dh2_wide", 1, 7, 9, 300, 16).kernel(3, 8).dilation(2, 1).pad(1, 1, 3, 4),
+        cc("smallc_stem_layouts", 3, 3, 45, 61, 64).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().activation(
+            TOPS_ACT_GELU_ERF).layouts(all),
+        cc("smallc_in_place_s2", 2, 3, 11, 13, 16).kernel(3, 3).stride(2, 2).pad_all(1).in_place().activation(
+            TOPS_ACT_SILU),
+        cc("smallc_misaligned", 1, 3, 9, 10, 24).kernel(3, 3).stride(2, 2).pad_all(1).with_bias().with_residual()
+            .misaligned(1),
         // layouts, alignment, threads
         cc("layouts_3x3", 2, 6, 5, 6, 10).kernel(3, 3).pad(1, 0, 2, 1).with_bias().with_residual().layouts(all),
         cc("layouts_groups", 1, 12, 5, 5, 9).kernel(3, 3).pad_all(1).group(3).layouts(all),

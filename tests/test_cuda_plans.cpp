@@ -432,11 +432,56 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
     }
 }
 
-// Tap folding: the f16 stem (3 channels, 7 taps per filter row) folds each
-// row's taps into 21 channels; f32 folds only where it saves a quarter of the
-// chunks (1 channel over 3 taps, not the 3-channel stem), and
-// TOPS_CONV_FOLD_TAPS=0 turns it off.
+// Fewer f16 / bf16 channels than a 16-byte chunk, groups 1 and undilated
+// columns take the window kernel: 4 channels per window pixel where the
+// column stride is even and C <= 4, else 8; filter rows over 64 reduction
+// columns, dilated columns, f32, whole chunks and TOPS_CONV_SMALLC=0 do not.
+TEST_F(CudaPlans, SmallChannelConvTakesWindowKernel) {
+    struct Case {
+        tops_dtype_t dtype;
+        int64_t c, r, s, stride, dil_w;
+        const char* expect;  // the kernel name's window tag, or nullptr: not the window kernel
+    };
+    const Case cases[] = {
+        {TOPS_DTYPE_F16, 3, 7, 7, 2, 1, "_smallc_window_c4_"},  {TOPS_DTYPE_BF16, 5, 3, 3, 1, 1, "_smallc_window_c8_"},
+        {TOPS_DTYPE_F16, 3, 3, 3, 1, 1, "_smallc_window_c8_"},  {TOPS_DTYPE_BF16, 6, 3, 3, 2, 1, "_smallc_window_c8_"},
+        {TOPS_DTYPE_F16, 1, 1, 16, 2, 1, "_smallc_window_c4_"}, {TOPS_DTYPE_F16, 1, 1, 17, 2, 1, nullptr},
+        {TOPS_DTYPE_F16, 3, 3, 3, 1, 2, nullptr},               {TOPS_DTYPE_F16, 8, 3, 3, 1, 1, nullptr},
+        {TOPS_DTYPE_F32, 3, 7, 7, 2, 1, nullptr},
+    };
+    for (const Case& c : cases) {
+        const int64_t h = 20, w = 24, p = (h - c.r) / c.stride + 1, q = (w - c.dil_w * (c.s - 1) - 1) / c.stride + 1;
+        const int64_t x_nhwc[4] = {2, h, w, c.c}, w_krsc[4] = {16, c.r, c.s, c.c}, y_nhwc[4] = {2, p, q, 16};
+        tops_conv2d_desc_t d = tops_conv2d_desc_default();
+        d.layout = TOPS_CONV_NHWC;
+        d.filter_layout = TOPS_CONV_FILTER_KRSC;
+        TOPS_OK(tops_tensor_desc_init(&d.x, c.dtype, 4, x_nhwc, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.w, c.dtype, 4, w_krsc, nullptr));
+        TOPS_OK(tops_tensor_desc_init(&d.y, c.dtype, 4, y_nhwc, nullptr));
+        d.stride_h = d.stride_w = int32_t(c.stride);
+        d.dilation_w = int32_t(c.dil_w);
+        const std::string name = conv_kernel(d);
+        const std::string what = "c " + std::to_string(c.c) + " " + std::to_string(c.r) + "x" + std::to_string(c.s) +
+                                 " stride " + std::to_string(c.stride) + ": " + name;
+        if (c.expect) {
+            EXPECT_NE(name.find(c.expect), std::string::npos) << what;
+            const std::string off = conv_kernel(d, "TOPS_CONV_SMALLC", "0");
+            EXPECT_EQ(off.find("_smallc_"), std::string::npos) << off;
+        } else {
+            EXPECT_EQ(name.find("_smallc_"), std::string::npos) << what;
+        }
+    }
+}
+
+// Tap folding (with the window kernel off): the f16 stem (3 channels, 7 taps
+// per filter row) folds each row's taps into 21 channels; f32 folds only
+// where it saves a quarter of the chunks (1 channel over 3 taps, not the
+// 3-channel stem), and TOPS_CONV_FOLD_TAPS=0 turns it off.
 TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
+    struct NoWindowKernel {
+        NoWindowKernel() { setenv("TOPS_CONV_SMALLC", "0", 1); }
+        ~NoWindowKernel() { unsetenv("TOPS_CONV_SMALLC"); }
+    } no_window;
     struct Case {
         tops_dtype_t dtype;
         int64_t c, r;

@@ -162,15 +162,18 @@ TEST_P(EdgeTest, AttentionNaNReachesTheRowsThatSeeIt) {
     }
 }
 
-// y = conv(x, w) for NHWC x [N, H, W, C], KRSC w [K, 3, 3, C], pad 1: y [N, H, W, K].
-::testing::AssertionResult run_conv3x3_nhwc(tops_backend_t backend, Tensor& x, Tensor& wt, Tensor& y) {
+// y = conv(x, w) for NHWC x [N, H, W, C], KRSC w [K, R, S, C], the same
+// stride and padding on both axes: y [N, P, Q, K].
+::testing::AssertionResult run_conv_nhwc(tops_backend_t backend, Tensor& x, Tensor& wt, Tensor& y, int32_t stride,
+                                         int32_t pad) {
     tops_conv2d_desc_t d = tops_conv2d_desc_default();
     d.layout = TOPS_CONV_NHWC;
     d.filter_layout = TOPS_CONV_FILTER_KRSC;
     d.x = x.desc();
     d.w = wt.desc();
     d.y = y.desc();
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.stride_h = d.stride_w = stride;
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = pad;
     RunSpec spec;
     spec.inputs = {{TOPS_ARG_X, &x}, {TOPS_ARG_W, &wt}};
     spec.y = &y;
@@ -194,7 +197,7 @@ TEST_P(EdgeTest, Conv2dNaNReachesItsWindowAndEmptyBatchRuns) {
             const int64_t idx[] = {0, nan_h, nan_w, 3};
             x.set_value(x.offset(idx), kNaN);
         }
-        ASSERT_TRUE(run_conv3x3_nhwc(backend, x, wt, y));
+        ASSERT_TRUE(run_conv_nhwc(backend, x, wt, y, 1, 1));
         for (int64_t p = 0; p < h && batch > 0; ++p) {
             for (int64_t q = 0; q < w; ++q) {
                 const bool covered = std::abs(p - nan_h) <= 1 && std::abs(q - nan_w) <= 1;
@@ -230,7 +233,7 @@ TEST_P(EdgeTest, Conv2dF32InfinityAndHugeValues) {
     const int64_t at_inf[] = {0, inf_h, inf_w, 5}, at_huge[] = {0, huge_h, huge_w, 2};
     x.set_value(x.offset(at_inf), kInf);
     x.set_value(x.offset(at_huge), huge);
-    ASSERT_TRUE(run_conv3x3_nhwc(backend, x, wt, y));
+    ASSERT_TRUE(run_conv_nhwc(backend, x, wt, y, 1, 1));
     for (int64_t p = 0; p < h; ++p) {
         for (int64_t q = 0; q < w; ++q) {
             const bool by_inf = std::abs(p - inf_h) <= 1 && std::abs(q - inf_w) <= 1;
@@ -244,6 +247,43 @@ TEST_P(EdgeTest, Conv2dF32InfinityAndHugeValues) {
                     EXPECT_TRUE(std::isfinite(v) && v >= huge * weight) << p << "," << q << "," << o << " = " << v;
                 } else {
                     EXPECT_TRUE(std::isfinite(v) && v < kPlainBound) << p << "," << q << "," << o << " = " << v;
+                }
+            }
+        }
+    }
+}
+
+// conv2d with fewer channels than a 16-byte chunk, 7x7 stride 2 (the stem;
+// on CUDA the window kernel, whose padded reduction columns hold the next
+// pixels' data): a NaN in x reaches exactly the outputs whose window covers
+// it, in f16 and bf16.
+TEST_P(EdgeTest, Conv2dSmallChannelNaNReachesItsWindowOnly) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    constexpr int32_t kTaps = 7, kStride = 2, kPad = 3;
+    const int64_t c = 3, k = 16, h = 12, w = 20, nan_h = 4, nan_w = 8;
+    const int64_t p_out = (h + 2 * kPad - kTaps) / kStride + 1, q_out = (w + 2 * kPad - kTaps) / kStride + 1;
+    for (tops_dtype_t dt : {TOPS_DTYPE_F16, TOPS_DTYPE_BF16}) {
+        SCOPED_TRACE(tops_dtype_name(dt));
+        Tensor x = filled(dt, {1, h, w, c}, 0.25), wt = filled(dt, {k, kTaps, kTaps, c}, 0.05);
+        Tensor y = poisoned(dt, {1, p_out, q_out, k});
+        const int64_t idx[] = {0, nan_h, nan_w, 1};
+        x.set_value(x.offset(idx), kNaN);
+        ASSERT_TRUE(run_conv_nhwc(backend, x, wt, y, kStride, kPad));
+        auto covers = [](int64_t out, int64_t at) {
+            return at >= out * kStride - kPad && at < out * kStride - kPad + kTaps;
+        };
+        for (int64_t p = 0; p < p_out; ++p) {
+            for (int64_t q = 0; q < q_out; ++q) {
+                const bool covered = covers(p, nan_h) && covers(q, nan_w);
+                for (int64_t o = 0; o < k; ++o) {
+                    const int64_t at[] = {0, p, q, o};
+                    const double v = y.value(y.offset(at));
+                    if (covered) {
+                        EXPECT_TRUE(std::isnan(v)) << p << "," << q << "," << o;
+                    } else {
+                        EXPECT_TRUE(std::isfinite(v)) << p << "," << q << "," << o << " = " << v;
+                    }
                 }
             }
         }

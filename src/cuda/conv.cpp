@@ -5,6 +5,9 @@
 //     GEMM plan (common/conv_gemm.hpp): (pixels, C) @ (C, K), batched over
 //     images unless they continue each other (NHWC)
 //   depthwise (C per group 1, groups > 1)    -> conv_depthwise (direct)
+//   f16 / bf16, groups 1, fewer channels than a 16-byte chunk (the stem)
+//                                             -> conv_smallc (tensor cores on
+//     an input window staged in shared memory; the filter packed per call)
 //   otherwise                                 -> conv_igemm (tensor cores; f32 as
 //     3xTF32); x and w that are not channels-last with C per group a multiple
 //     of a 16-byte chunk (8 f16 / bf16, 4 f32) and chunk-multiple strides are
@@ -132,7 +135,7 @@ class ConvPlanCuda final : public OpPlan {
 public:
     ConvPlanCuda(const ConvKernelParams& kp, tops_dtype_t dt, int device) : kp_(kp), dtype_(dt), device_(device) {}
 
-    enum class Path { empty, depthwise, igemm, simt };
+    enum class Path { empty, depthwise, smallc, igemm, simt };
 
     Status build(const ConvParams& cp, const DeviceInfo& dev);
 
@@ -148,6 +151,10 @@ public:
         p.bias = bias_ ? args.in(TOPS_ARG_BIAS) : nullptr;
         p.residual = residual_ ? args.in(TOPS_ARG_RESIDUAL) : nullptr;
         if (path_ == Path::depthwise) return launch_conv_depthwise(p, dtype_, stream);
+        if (path_ == Path::smallc && aligned(args.workspace, kVecBytes)) {
+            p.vec_out = vec_out_strides_ && aligned(p.y, kVecBytes) && (!p.residual || aligned(p.residual, kVecBytes));
+            return launch_conv_smallc(p, smallc_, args.workspace, dtype_, stream);
+        }
         if (path_ == Path::igemm && sm90_ && conv_sm90_pointers_ok(p.x, p.w, p.y)) {
             return launch_conv_sm90(sm90q_, p.x, p.w, p.y, p.bias, sm_count_, stream);
         }
@@ -199,6 +206,7 @@ private:
     bool bias_ = false, residual_ = false;
     bool sm90_ = false;  // the Hopper kernel, when the pointers allow (else the tensor-core path below)
     ConvSm90Problem sm90q_;
+    ConvSmallcTile smallc_;
     int sm_count_ = 0;
     std::string name_, why_;
 };
@@ -226,8 +234,27 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     simt_cfg_ = simt_tiles < dev.sm_count ? SimtConfig::k64x64 : SimtConfig::k128x128;
     const std::string simt_name = fmt("conv2d_", dt, "_simt_", simt_config_name(simt_cfg_));
 
-    // Channels per 16-byte chunk: the tensor-core kernel's unit of x and w.
+    // Channels per 16-byte chunk: the tensor-core kernels' unit of x and w.
     const int vec = int(kVecBytes / dtype_size(dtype_));
+    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kConvEpiChannels == 0 && strides_multiple(kp_.ys, 1, vec) &&
+                       (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, vec)));
+    std::string smallc_why;
+    {
+        DeviceScope scope(device_);
+        TOPS_RETURN_IF_ERROR(scope.status());
+        smallc_why = conv_smallc_plan(kp_, dtype_, &smallc_);
+    }
+    if (smallc_why.empty()) {
+        path_ = Path::smallc;
+        workspace_ = conv_smallc_workspace(kp_, smallc_);
+        name_ = conv_smallc_kernel_name(smallc_, dtype_);
+        why_ = fmt(kp_.c, " channels: tensor-core kernel on an input window of ", smallc_.cp,
+                   " channels per pixel (", smallc_.xrows, "x", smallc_.xcols, " pixels per CTA, ", smallc_.smem,
+                   " bytes of shared memory), the filter packed into the workspace per call; epilogue ",
+                   vec_out_strides_ ? "16-byte vectors when y/residual are aligned" : "per element (y strides)",
+                   "; a workspace not 16-byte aligned runs ", simt_name);
+        return Status::ok();
+    }
     auto operand_ok = [&](const int64_t (&st)[4]) {
         return kp_.c % vec == 0 && st[1] == 1 && strides_multiple(st, 1, vec);
     };
@@ -316,8 +343,6 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     }
     if (ikp_.splits > 1) off_partial_ = reserve(int64_t(ikp_.splits) * m * kp_.k * kp_.groups, sizeof(float));
     workspace_ = off;
-    vec_out_strides_ = kp_.ys[1] == 1 && kp_.k % kConvEpiChannels == 0 && strides_multiple(kp_.ys, 1, vec) &&
-                       (!residual_ || (kp_.res[1] == 1 && strides_multiple(kp_.res, 1, vec)));
     {
         DeviceScope scope(device_);
         TOPS_RETURN_IF_ERROR(scope.status());
@@ -345,7 +370,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                           int64_t(kp_.r) * kp_.s * round_up(kp_.c, vec) / vec, ")")
                     : std::string(),
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
-               "; unaligned x/w pointers run ", simt_name);
+               "; unaligned x/w pointers run ", simt_name, "; window kernel not used: ", smallc_why);
     if (sm90_) {
         why_ = fmt("Hopper TMA + wgmma implicit GEMM, pixel box ", sm90q_.bn, "x", sm90q_.bp, "x", sm90q_.bq, ", ",
                    sm90q_.block_n, " channels per tile, ", sm90q_.tiles, " tiles; x/w/y pointers TMA cannot take run: ",

@@ -2,6 +2,8 @@
 //   conv_sm90.cu       Hopper implicit GEMM (TMA + wgmma; NHWC f16/bf16, stride 1)
 //   conv_igemm.cu      tensor-core implicit GEMM (NHWC, channels a multiple of a
 //                      16-byte chunk; f16/bf16, f32 as 3xTF32)
+//   conv_smallc.cu     tensor-core direct kernel for fewer channels than a
+//                      16-byte chunk (the image stem; f16/bf16)
 //   conv_simt.cu       f32-FMA implicit GEMM for what the others do not take
 //   conv_depthwise.cu  direct depthwise kernel (groups == input channels)
 //   conv.cpp           the plan: ConvParams -> ConvKernelParams, kernel choice
@@ -117,6 +119,30 @@ const char* conv_sm90_kernel_name(const ConvSm90Problem& q);
 bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y);
 Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
                         int sm_count, cudaStream_t stream);
+
+// The small-channel window kernel (conv_smallc.cu): f16 / bf16, groups 1,
+// fewer channels than a 16-byte chunk, undilated columns, S * cp <= 64. A
+// CTA computes 64 output channels of bp output rows x mq 16-pixel m-tiles
+// from an input window staged with cp channels per pixel.
+struct ConvSmallcTile {
+    int cp = 0;                // channels per window pixel (4 or 8): stride_w * cp * 2 bytes is a multiple of 16
+    int ksteps = 0;            // k16 steps per filter row: ceil(S * cp / 16)
+    int bp = 0, mq = 0;        // output rows and 16-pixel m-tiles per CTA
+    int warps = 0;
+    int bands = 0, q_tiles = 0;  // CTAs per image along P and Q
+    int xrows = 0, xcols = 0;  // the staged window, in pixels
+    int smem = 0;              // dynamic shared memory per CTA, bytes
+};
+// Fills `out` and returns "" when the kernel takes the problem (its
+// shared-memory opt-in is then set on the current device), else why not.
+// TOPS_CONV_SMALLC=0 turns it off.
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, ConvSmallcTile* out);
+// Bytes of the packed filter the kernel reads (the plan's workspace).
+size_t conv_smallc_workspace(const ConvKernelParams& kp, const ConvSmallcTile& t);
+std::string conv_smallc_kernel_name(const ConvSmallcTile& t, tops_dtype_t dtype);
+// Packs w into `workspace` (16-byte aligned), then runs the kernel.
+Status launch_conv_smallc(const ConvKernelParams& p, const ConvSmallcTile& t, void* workspace, tops_dtype_t dtype,
+                          cudaStream_t stream);
 
 enum class SimtConfig { k128x128, k64x64, count };
 const char* simt_config_name(SimtConfig c);

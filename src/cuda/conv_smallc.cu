@@ -1,0 +1,317 @@
+// Conv2d forward for inputs of fewer channels than a 16-byte chunk (the
+// 3-channel image stem), f16 / bf16 on mma.sync with f32 accumulation.
+//
+// Strategy: the implicit GEMM pads every tap's channels to a chunk (3 of 8
+// lanes carrying data) or folds a filter row's taps into a repacked copy of
+// x 3.5 times x's size; both spend their time on per-pixel overheads, not
+// MMAs. Here a CTA stages the input window of its output tile once, as
+// pixels of `cp` channels (4 or 8, zero-padded), and reads the A fragments
+// straight out of that window: for a fixed filter row r, the reduction
+// (s, c) of output pixel q is the contiguous run of S * cp elements that
+// starts at window column q * stride_w, so A (pixels x S*cp) is the window
+// row itself with a row pitch of stride_w * cp elements. cp is chosen so the
+// pitch is a whole 16 bytes: ldmatrix takes the rows directly, and 8
+// consecutive pixels are 8 consecutive 16-byte rows (conflict-free). The
+// reduction is padded to k16 steps; the padding columns of the last step
+// are real pixels of the window (the next pixel's taps), so their fragment
+// registers are zeroed, not only their weights: a NaN or inf there must not
+// reach this pixel. The filter is packed once per call into the workspace
+// as (K padded to 64, R, k16 steps) and copied with cp.async; each CTA
+// computes 64 output channels of bp output rows x mq 16-pixel m-tiles, a
+// warp two m-tiles at a time (acc 2 x 64 channels), and the epilogue stages
+// each m-tile through a per-warp buffer for 16-byte stores of 8 channels.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common/env.hpp"
+#include "common/int_math.hpp"
+#include "cuda/common/mma.cuh"
+#include "cuda/conv_common.cuh"
+
+namespace tops::cuda {
+namespace {
+
+constexpr int kStepElems = 16;                 // one mma k-step of f16 / bf16
+constexpr int kChunkElems = 8;                 // 16 bytes of f16 / bf16
+constexpr int kBlockN = 64;                    // output channels per CTA
+constexpr int kNTiles = kBlockN / 8;           // n8 MMA tiles per warp
+constexpr int kWarpMTiles = 2;                 // m16 tiles per warp pass
+constexpr int kMaxWarps = 8;
+constexpr int kMaxSteps = 4;                   // S * cp <= 64
+constexpr int kRowPad = kChunkElems;           // filter row pad: an odd number of 16-byte units per row
+constexpr int kHalfN = kBlockN / 2;            // channels staged per epilogue pass
+constexpr int kStageLd = kHalfN + 8;           // f32 staging pitch: conflict-free float2 stores
+// Shared memory per CTA: 3 CTAs of the stem tile (64 KB) fit an SM's 227 KB.
+constexpr int kSmemBudget = 72 * 1024;
+// Measured on the H100 stem (N 32, 112x112 output): two rows of seven
+// m-tiles (7 warps) per CTA; a CTA of 16 m-tiles keeps one tile row's
+// filter and window reuse without exceeding the shared-memory budget.
+constexpr int kTargetMTiles = 16;
+constexpr int kMaxRowMTiles = 8;
+
+struct SmallcArgs {
+    ConvKernelParams p;
+    ConvSmallcTile t;
+    uint16_t* wpack;  // (kblocks * 64, R, ksteps * 16), written by the pack kernel
+};
+
+__host__ __device__ constexpr int filter_row_elems(const ConvSmallcTile& t, int r) {
+    return r * t.ksteps * kStepElems;
+}
+__host__ __device__ constexpr int filter_pitch(const ConvSmallcTile& t, int r) {
+    return filter_row_elems(t, r) + kRowPad;
+}
+
+// wpack[n][r][j] = w[n, c, r, s] for j = s * cp + c (s < S, c < C), else 0.
+__global__ void __launch_bounds__(256) conv_smallc_pack_kernel(const __grid_constant__ SmallcArgs a, int64_t total) {
+    const ConvKernelParams& p = a.p;
+    const int kr = a.t.ksteps * kStepElems;
+    const uint16_t* w = static_cast<const uint16_t*>(p.w);
+    uint16_t* out = a.wpack;
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+        const int j = int(i % kr);
+        const int64_t nr = i / kr;
+        const int r = int(nr % p.r), n = int(nr / p.r);
+        const int s = j / a.t.cp, c = j % a.t.cp;
+        uint16_t v = 0;
+        if (n < p.k && s < p.s && c < p.c) v = w[n * p.ws[0] + c * p.ws[1] + r * p.ws[2] + s * p.ws[3]];
+        out[i] = v;
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __grid_constant__ SmallcArgs a) {
+    const ConvKernelParams& p = a.p;
+    const ConvSmallcTile& t = a.t;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int wpitch = filter_pitch(t, p.r);
+    uint16_t* sw = reinterpret_cast<uint16_t*>(smem);                        // (64, R * KR + pad)
+    uint16_t* sx = sw + kBlockN * wpitch;                                     // (xrows, xcols, cp)
+    float* stage = reinterpret_cast<float*>(sx + t.xrows * t.xcols * t.cp);  // (warps, 16, kStageLd)
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, nthreads = blockDim.x;
+    int bx = blockIdx.x;
+    const int ct = bx % t.q_tiles;
+    bx /= t.q_tiles;
+    const int band = bx % t.bands, n = bx / t.bands;
+    const int oh0 = band * t.bp, q0 = ct * t.mq * 16, n0 = blockIdx.y * kBlockN;
+
+    // The filter block: cp.async, 16-byte chunks.
+    {
+        const int chunks_per_row = filter_row_elems(t, p.r) / kChunkElems;
+        const uint16_t* src = a.wpack + int64_t(n0) * filter_row_elems(t, p.r);
+        for (int i = tid; i < kBlockN * chunks_per_row; i += nthreads) {
+            const int row = i / chunks_per_row, chunk = i % chunks_per_row;
+            cp_async_16_zfill(smem_addr(sw + row * wpitch + chunk * kChunkElems),
+                              src + int64_t(i) * kChunkElems, true);
+        }
+        cp_async_commit();
+    }
+    // The input window: window row i is input row oh0 * stride_h - pad_h + i,
+    // window column j input column q0 * stride_w - pad_w + j; zero outside x
+    // and in channels c >= C.
+    {
+        const uint16_t* x = static_cast<const uint16_t*>(p.x);
+        const int ih0 = oh0 * p.stride_h - p.pad_h, iw0 = q0 * p.stride_w - p.pad_w;
+        const int64_t xn = int64_t(n) * p.xs[0];
+        for (int i = tid; i < t.xrows * t.xcols; i += nthreads) {
+            const int ih = ih0 + i / t.xcols, iw = iw0 + i % t.xcols;
+            uint32_t word[kChunkElems / 2] = {};
+            if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w_in) {
+                const uint16_t* px = x + (xn + ih * p.xs[2] + iw * p.xs[3]);
+#pragma unroll
+                for (int c = 0; c < kChunkElems; ++c) {
+                    if (c < p.c) word[c / 2] |= uint32_t(px[c * p.xs[1]]) << (16 * (c % 2));
+                }
+            }
+            if (t.cp == 4) {
+                reinterpret_cast<uint2*>(sx)[i] = make_uint2(word[0], word[1]);
+            } else {
+                reinterpret_cast<uint4*>(sx)[i] = make_uint4(word[0], word[1], word[2], word[3]);
+            }
+        }
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+
+    const int mtiles = t.bp * t.mq, pairs = (mtiles + kWarpMTiles - 1) / kWarpMTiles;
+    const int g = lane / 4, tq = lane % 4;
+    const int kvalid = p.s * t.cp;   // reduction columns per filter row holding taps
+    const int row_bytes = t.xcols * t.cp * 2;
+    // ldmatrix row addresses: A rows are pixels (lanes 0-15 at k 0, 16-31 at
+    // k 8), B rows output channels (matrices: n 0-7 / 8-15 x k 0-7 / 8-15).
+    const uint32_t b_lane = smem_addr(sw) +
+                            uint32_t(((lane % 8 + (lane / 16) * 8) * wpitch + ((lane / 8) % 2) * 8) * 2);
+    const uint32_t x_base = smem_addr(sx);
+
+    for (int pair = warp; pair < pairs; pair += nthreads / 32) {
+        uint32_t a_lane[kWarpMTiles];
+        int tile_row[kWarpMTiles], tile_q[kWarpMTiles];
+#pragma unroll
+        for (int m = 0; m < kWarpMTiles; ++m) {
+            const int mt = min(pair * kWarpMTiles + m, mtiles - 1);  // a missing second tile recomputes the first
+            tile_row[m] = mt / t.mq;
+            tile_q[m] = (mt % t.mq) * 16;
+            a_lane[m] = x_base + uint32_t(tile_row[m] * p.stride_h * row_bytes +
+                                          (tile_q[m] + lane % 16) * p.stride_w * t.cp * 2 + (lane / 16) * 16);
+        }
+        float acc[kWarpMTiles][kNTiles][4] = {};
+        for (int r = 0; r < p.r; ++r) {
+            const uint32_t a_r = uint32_t(r * p.dil_h * row_bytes);
+            for (int ks = 0; ks < t.ksteps; ++ks) {
+                uint32_t b[kNTiles][2];
+#pragma unroll
+                for (int jp = 0; jp < kNTiles / 2; ++jp) {
+                    uint32_t f[4];
+                    ldmatrix_x4(f, b_lane + uint32_t((jp * 16 * wpitch + r * t.ksteps * kStepElems + ks * kStepElems) * 2));
+                    b[2 * jp][0] = f[0];
+                    b[2 * jp][1] = f[1];
+                    b[2 * jp + 1][0] = f[2];
+                    b[2 * jp + 1][1] = f[3];
+                }
+                // Columns past the taps hold the next pixels' data: zero them.
+                const bool lo = ks * kStepElems + 2 * tq < kvalid, hi = ks * kStepElems + 8 + 2 * tq < kvalid;
+#pragma unroll
+                for (int m = 0; m < kWarpMTiles; ++m) {
+                    uint32_t f[4];
+                    ldmatrix_x4(f, a_lane[m] + a_r + uint32_t(ks * kStepElems * 2));
+                    if (!lo) f[0] = f[1] = 0u;
+                    if (!hi) f[2] = f[3] = 0u;
+#pragma unroll
+                    for (int j = 0; j < kNTiles; ++j) mma_m16n8k16<T>(acc[m][j], f, b[j]);
+                }
+            }
+        }
+
+        // Epilogue: per m-tile and half of the channels, the warp stages its
+        // (16, 32) f32 block, then each lane stores 8 channels of a pixel
+        // (16-byte vectors) or, for pixel-major y, walks consecutive pixels.
+        float* ws = stage + warp * 16 * kStageLd;
+        const bool pixel_major = !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1;
+        const int mcount = min(kWarpMTiles, mtiles - pair * kWarpMTiles);
+        with_activation(p.act, [&](auto act_c) {
+            constexpr Activation A = decltype(act_c)::value;
+#pragma unroll
+            for (int m = 0; m < kWarpMTiles; ++m) {
+                if (m >= mcount) break;
+                const int oh = oh0 + tile_row[m];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                    for (int j = 0; j < kNTiles / 2; ++j) {
+                        const float* c = acc[m][h * (kNTiles / 2) + j];
+                        *reinterpret_cast<float2*>(ws + g * kStageLd + j * 8 + 2 * tq) = make_float2(c[0], c[1]);
+                        *reinterpret_cast<float2*>(ws + (g + 8) * kStageLd + j * 8 + 2 * tq) = make_float2(c[2], c[3]);
+                    }
+                    __syncwarp();
+                    const int kh = n0 + h * kHalfN;
+                    constexpr int kItems = 16 * kHalfN / kConvEpiChannels;  // (pixel, 8 channels) pairs
+#pragma unroll
+                    for (int it = 0; it < kItems / 32; ++it) {
+                        const int item = lane + 32 * it;
+                        const int row = pixel_major ? item % 16 : item / (kHalfN / kConvEpiChannels);
+                        const int grp = pixel_major ? item / 16 : item % (kHalfN / kConvEpiChannels);
+                        const int q = q0 + tile_q[m] + row, ko = kh + grp * kConvEpiChannels;
+                        if (oh >= p.p || q >= p.q || ko >= p.k) continue;
+                        const float4 v0 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8);
+                        const float4 v1 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8 + 4);
+                        const float v[kConvEpiChannels] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+                        const int64_t y_off = n * p.ys[0] + oh * p.ys[2] + q * p.ys[3];
+                        const int64_t res_off = n * p.res[0] + oh * p.res[2] + q * p.res[3];
+                        if (p.vec_out) {
+                            conv_store_vec8<T, A>(p, y_off, res_off, ko, v);
+                        } else {
+#pragma unroll
+                            for (int e = 0; e < kConvEpiChannels; ++e) {
+                                if (ko + e < p.k) conv_store_at<T, A>(p, y_off, res_off, ko + e, v[e]);
+                            }
+                        }
+                    }
+                    __syncwarp();
+                }
+            }
+        });
+    }
+}
+
+int smallc_smem(const ConvKernelParams& kp, const ConvSmallcTile& t) {
+    return kBlockN * filter_pitch(t, kp.r) * 2 + t.xrows * t.xcols * t.cp * 2 + t.warps * 16 * kStageLd * 4;
+}
+
+template <class Fn>
+Status with_smallc_kernel(tops_dtype_t dtype, Fn&& fn) {
+    switch (dtype) {
+        case TOPS_DTYPE_F16: return fn(conv_smallc_kernel<__half>);
+        case TOPS_DTYPE_BF16: return fn(conv_smallc_kernel<__nv_bfloat16>);
+        default: return Status(TOPS_ERROR_INTERNAL, "conv smallc: unexpected dtype");
+    }
+}
+
+}  // namespace
+
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, ConvSmallcTile* out) {
+    if (env_flag("TOPS_CONV_SMALLC") == '0') return "TOPS_CONV_SMALLC=0";
+    if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "f32 (the window kernel is f16 / bf16)";
+    if (kp.groups != 1) return "grouped";
+    if (kp.c >= kChunkElems) return "channels fill a 16-byte chunk";
+    if (kp.dil_w != 1) return "dilated columns";
+    ConvSmallcTile t;
+    t.cp = kp.stride_w % 2 == 0 && kp.c <= kChunkElems / 2 ? kChunkElems / 2 : kChunkElems;
+    if (int64_t(kp.s) * t.cp > int64_t(kMaxSteps) * kStepElems) return "filter row wider than 64 reduction columns";
+    t.ksteps = int(ceil_div(int64_t(kp.s) * t.cp, int64_t(kStepElems)));
+    const int mq_all = int(ceil_div(int64_t(kp.q), int64_t(16)));
+    t.q_tiles = int(ceil_div(int64_t(mq_all), int64_t(kMaxRowMTiles)));
+    t.mq = int(ceil_div(int64_t(mq_all), int64_t(t.q_tiles)));
+    t.bp = std::max(1, std::min(kp.p, kTargetMTiles / t.mq));
+    for (;;) {
+        t.warps = std::min(kMaxWarps, (t.bp * t.mq + kWarpMTiles - 1) / kWarpMTiles);
+        t.xrows = (t.bp - 1) * kp.stride_h + (kp.r - 1) * kp.dil_h + 1;
+        // Even for cp 4, so that every window row starts on 16 bytes.
+        t.xcols = int(round_up((t.mq * 16 - 1) * kp.stride_w + t.ksteps * kStepElems / t.cp, 2));
+        t.smem = smallc_smem(kp, t);
+        if (t.smem <= kSmemBudget) break;
+        if (t.bp > 1) --t.bp;
+        else if (t.mq > 1) --t.mq;
+        else return "filter and input window exceed the shared-memory budget";
+        t.q_tiles = int(ceil_div(int64_t(mq_all), int64_t(t.mq)));
+    }
+    t.bands = int(ceil_div(int64_t(kp.p), int64_t(t.bp)));
+    if (int64_t(kp.n) * t.bands * t.q_tiles > INT32_MAX) return "too many tiles";
+    const Status st = with_smallc_kernel(dtype, [&](auto kernel) {
+        return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBudget),
+                           "conv smallc: cudaFuncSetAttribute");
+    });
+    if (!st.is_ok()) return st.message();
+    *out = t;
+    return "";
+}
+
+size_t conv_smallc_workspace(const ConvKernelParams& kp, const ConvSmallcTile& t) {
+    return size_t(ceil_div(int64_t(kp.k), int64_t(kBlockN))) * kBlockN * filter_row_elems(t, kp.r) * 2;
+}
+
+std::string conv_smallc_kernel_name(const ConvSmallcTile& t, tops_dtype_t dtype) {
+    return fmt("conv2d_", dtype == TOPS_DTYPE_BF16 ? "bf16" : "f16", "_smallc_window_c", t.cp, "_", t.bp, "x",
+               t.mq * 16, "x", kBlockN, "_w", t.warps, "_mma16816");
+}
+
+Status launch_conv_smallc(const ConvKernelParams& p, const ConvSmallcTile& t, void* workspace, tops_dtype_t dtype,
+                          cudaStream_t stream) {
+    SmallcArgs a{p, t, static_cast<uint16_t*>(workspace)};
+    constexpr int kPackThreads = 256;
+    constexpr int64_t kMaxPackBlocks = 1024;
+    const int64_t total = int64_t(conv_smallc_workspace(p, t) / 2);
+    const int pack_grid = int(std::min(kMaxPackBlocks, ceil_div(total, int64_t(kPackThreads))));
+    conv_smallc_pack_kernel<<<pack_grid, kPackThreads, 0, stream>>>(a, total);
+    TOPS_RETURN_IF_ERROR(launch_status("conv_smallc_pack"));
+    const dim3 grid(unsigned(int64_t(p.n) * t.bands * t.q_tiles), unsigned(ceil_div(int64_t(p.k), int64_t(kBlockN))));
+    return with_smallc_kernel(dtype, [&](auto kernel) {
+        kernel<<<grid, t.warps * 32, t.smem, stream>>>(a);
+        return launch_status("conv_smallc");
+    });
+}
+
+}  // namespace tops::cuda
