@@ -209,6 +209,13 @@ std::vector<ConvCase> cases() {
         cc("smallc_c7_3x8_dh2_wide", 1, 7, 9, 300, 16).kernel(3, 8).dilation(2, 1).pad(1, 1, 3, 4),
         cc("smallc_stem_layouts", 3, 3, 45, 61, 64).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().activation(
             TOPS_ACT_GELU_ERF).layouts(all),
+        // several bands per CTA (a ring of window rows): a partial last
+        // group, dilated rows wrapping the ring, bands that share no rows
+        cc("smallc_stem_bands2", 3, 3, 45, 61, 64).kernel(7, 7).stride(2, 2).pad_all(3).with_bias().with_env(
+            "TOPS_CONV_SMALLC_BANDS", "2"),
+        cc("smallc_c7_dh2_bands3", 1, 7, 9, 300, 16).kernel(3, 8).dilation(2, 1).pad(1, 1, 3, 4).with_residual()
+            .with_env("TOPS_CONV_SMALLC_BANDS", "3"),
+        cc("smallc_1x1_s3_bands4", 2, 2, 100, 20, 24).stride(3, 2).with_env("TOPS_CONV_SMALLC_BANDS", "4"),
         cc("smallc_in_place_s2", 2, 3, 11, 13, 16).kernel(3, 3).stride(2, 2).pad_all(1).in_place().activation(
             TOPS_ACT_SILU),
         cc("smallc_misaligned", 1, 3, 9, 10, 24).kernel(3, 3).stride(2, 2).pad_all(1).with_bias().with_residual()

@@ -129,14 +129,16 @@ struct ConvSmallcTile {
     int ksteps = 0;            // k16 steps per filter row: ceil(S * cp / 16)
     int bp = 0, mq = 0;        // output rows and 16-pixel m-tiles per CTA
     int warps = 0;
-    int bands = 0, q_tiles = 0;  // CTAs per image along P and Q
-    int xrows = 0, xcols = 0;  // the staged window, in pixels
+    int bands = 0, q_tiles = 0;  // tiles per image along P (bands of bp rows) and Q
+    int group_bands = 0;       // consecutive bands per CTA (sharing window rows)
+    int groups = 0;            // CTAs per image and column tile: ceil(bands / group_bands)
+    int xrows = 0, xcols = 0;  // the staged window of one band (a ring of rows), in pixels
     int smem = 0;              // dynamic shared memory per CTA, bytes
 };
 // Fills `out` and returns "" when the kernel takes the problem (its
 // shared-memory opt-in is then set on the current device), else why not.
 // TOPS_CONV_SMALLC=0 turns it off.
-std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, ConvSmallcTile* out);
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int sm_count, ConvSmallcTile* out);
 // Bytes of the packed filter the kernel reads (the plan's workspace).
 size_t conv_smallc_workspace(const ConvKernelParams& kp, const ConvSmallcTile& t);
 std::string conv_smallc_kernel_name(const ConvSmallcTile& t, tops_dtype_t dtype);

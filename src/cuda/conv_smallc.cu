@@ -25,6 +25,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <type_traits>
 
 #include "common/env.hpp"
 #include "common/int_math.hpp"
@@ -40,6 +42,7 @@ constexpr int kBlockN = 64;                    // output channels per CTA
 constexpr int kNTiles = kBlockN / 8;           // n8 MMA tiles per warp
 constexpr int kWarpMTiles = 2;                 // m16 tiles per warp pass
 constexpr int kMaxWarps = 8;
+constexpr int kStageBatch = 8;                 // window pixels a thread loads before storing
 constexpr int kMaxSteps = 4;                   // S * cp <= 64
 constexpr int kRowPad = kChunkElems;           // filter row pad: an odd number of 16-byte units per row
 constexpr int kHalfN = kBlockN / 2;            // channels staged per epilogue pass
@@ -82,6 +85,53 @@ __global__ void __launch_bounds__(256) conv_smallc_pack_kernel(const __grid_cons
     }
 }
 
+// Stages window rows [rel0, rel0 + count) of the CTA's band group: window
+// row rel is input row ih_base + rel and lands in ring slot rel % xrows;
+// window column j is input column iw0 + j. Zero outside x and in channels
+// c >= C. A thread issues the loads of kStageBatch pixels before it stores
+// any (one round trip per batch), and walks (row, column) by increments.
+template <int CP>
+__device__ __forceinline__ void stage_window(const ConvKernelParams& p, const ConvSmallcTile& t, uint16_t* sx, int n,
+                                             int ih_base, int iw0, int rel0, int count) {
+    using Word = std::conditional_t<CP == 4, uint2, uint4>;
+    static_assert(sizeof(Word) == CP * 2, "one store per window pixel");
+    const uint16_t* x = static_cast<const uint16_t*>(p.x) + int64_t(n) * p.xs[0];
+    const int nthreads = blockDim.x, total = count * t.xcols;
+    const int drow = nthreads / t.xcols, dcol = nthreads % t.xcols;
+    int col = threadIdx.x % t.xcols, row = threadIdx.x / t.xcols;
+    int ih = ih_base + rel0 + row, slot = (rel0 + row) % t.xrows;
+    for (int base = threadIdx.x; base < total; base += nthreads * kStageBatch) {
+        uint16_t v[kStageBatch][CP];
+        int dst[kStageBatch];
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) {
+            const int iw = iw0 + col;
+            const bool in = base + b * nthreads < total && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w_in;
+            const uint16_t* px = x + (in ? ih * p.xs[2] + iw * p.xs[3] : 0);
+#pragma unroll
+            for (int c = 0; c < CP; ++c) v[b][c] = in && c < p.c ? px[c * p.xs[1]] : uint16_t(0);
+            dst[b] = slot * t.xcols + col;
+            col += dcol;
+            int inc = drow;
+            if (col >= t.xcols) {
+                col -= t.xcols;
+                ++inc;
+            }
+            ih += inc;
+            slot += inc;
+            if (slot >= t.xrows) slot %= t.xrows;
+        }
+#pragma unroll
+        for (int b = 0; b < kStageBatch; ++b) {
+            if (base + b * nthreads >= total) break;
+            uint32_t word[CP / 2];
+#pragma unroll
+            for (int e = 0; e < CP / 2; ++e) word[e] = uint32_t(v[b][2 * e]) | uint32_t(v[b][2 * e + 1]) << 16;
+            reinterpret_cast<Word*>(sx)[dst[b]] = *reinterpret_cast<const Word*>(word);
+        }
+    }
+}
+
 template <class T>
 __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __grid_constant__ SmallcArgs a) {
     const ConvKernelParams& p = a.p;
@@ -89,17 +139,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
     extern __shared__ __align__(16) unsigned char smem[];
     const int wpitch = filter_pitch(t, p.r);
     uint16_t* sw = reinterpret_cast<uint16_t*>(smem);                        // (64, R * KR + pad)
-    uint16_t* sx = sw + kBlockN * wpitch;                                     // (xrows, xcols, cp)
+    uint16_t* sx = sw + kBlockN * wpitch;                                     // (xrows, xcols, cp), a ring of rows
     float* stage = reinterpret_cast<float*>(sx + t.xrows * t.xcols * t.cp);  // (warps, 16, kStageLd)
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, nthreads = blockDim.x;
     int bx = blockIdx.x;
     const int ct = bx % t.q_tiles;
     bx /= t.q_tiles;
-    const int band = bx % t.bands, n = bx / t.bands;
-    const int oh0 = band * t.bp, q0 = ct * t.mq * 16, n0 = blockIdx.y * kBlockN;
+    const int group = bx % t.groups, n = bx / t.groups;
+    const int band0 = group * t.group_bands, band_end = min(t.bands, band0 + t.group_bands);
+    const int q0 = ct * t.mq * 16, n0 = blockIdx.y * kBlockN;
+    const int ih_base = band0 * t.bp * p.stride_h - p.pad_h, iw0 = q0 * p.stride_w - p.pad_w;
 
-    // The filter block: cp.async, 16-byte chunks.
+    // The filter block, once per CTA: cp.async, 16-byte chunks.
     {
         const int chunks_per_row = filter_row_elems(t, p.r) / kChunkElems;
         const uint16_t* src = a.wpack + int64_t(n0) * filter_row_elems(t, p.r);
@@ -110,32 +162,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
         }
         cp_async_commit();
     }
-    // The input window: window row i is input row oh0 * stride_h - pad_h + i,
-    // window column j input column q0 * stride_w - pad_w + j; zero outside x
-    // and in channels c >= C.
-    {
-        const uint16_t* x = static_cast<const uint16_t*>(p.x);
-        const int ih0 = oh0 * p.stride_h - p.pad_h, iw0 = q0 * p.stride_w - p.pad_w;
-        const int64_t xn = int64_t(n) * p.xs[0];
-        for (int i = tid; i < t.xrows * t.xcols; i += nthreads) {
-            const int ih = ih0 + i / t.xcols, iw = iw0 + i % t.xcols;
-            uint32_t word[kChunkElems / 2] = {};
-            if (ih >= 0 && ih < p.h && iw >= 0 && iw < p.w_in) {
-                const uint16_t* px = x + (xn + ih * p.xs[2] + iw * p.xs[3]);
-#pragma unroll
-                for (int c = 0; c < kChunkElems; ++c) {
-                    if (c < p.c) word[c / 2] |= uint32_t(px[c * p.xs[1]]) << (16 * (c % 2));
-                }
-            }
-            if (t.cp == 4) {
-                reinterpret_cast<uint2*>(sx)[i] = make_uint2(word[0], word[1]);
-            } else {
-                reinterpret_cast<uint4*>(sx)[i] = make_uint4(word[0], word[1], word[2], word[3]);
-            }
-        }
-    }
-    cp_async_wait<0>();
-    __syncthreads();
 
     const int mtiles = t.bp * t.mq, pairs = (mtiles + kWarpMTiles - 1) / kWarpMTiles;
     const int g = lane / 4, tq = lane % 4;
@@ -147,93 +173,114 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
                             uint32_t(((lane % 8 + (lane / 16) * 8) * wpitch + ((lane / 8) % 2) * 8) * 2);
     const uint32_t x_base = smem_addr(sx);
 
-    for (int pair = warp; pair < pairs; pair += nthreads / 32) {
-        uint32_t a_lane[kWarpMTiles];
-        int tile_row[kWarpMTiles], tile_q[kWarpMTiles];
-#pragma unroll
-        for (int m = 0; m < kWarpMTiles; ++m) {
-            const int mt = min(pair * kWarpMTiles + m, mtiles - 1);  // a missing second tile recomputes the first
-            tile_row[m] = mt / t.mq;
-            tile_q[m] = (mt % t.mq) * 16;
-            a_lane[m] = x_base + uint32_t(tile_row[m] * p.stride_h * row_bytes +
-                                          (tile_q[m] + lane % 16) * p.stride_w * t.cp * 2 + (lane / 16) * 16);
-        }
-        float acc[kWarpMTiles][kNTiles][4] = {};
-        for (int r = 0; r < p.r; ++r) {
-            const uint32_t a_r = uint32_t(r * p.dil_h * row_bytes);
-            for (int ks = 0; ks < t.ksteps; ++ks) {
-                uint32_t b[kNTiles][2];
-#pragma unroll
-                for (int jp = 0; jp < kNTiles / 2; ++jp) {
-                    uint32_t f[4];
-                    ldmatrix_x4(f, b_lane + uint32_t((jp * 16 * wpitch + r * t.ksteps * kStepElems + ks * kStepElems) * 2));
-                    b[2 * jp][0] = f[0];
-                    b[2 * jp][1] = f[1];
-                    b[2 * jp + 1][0] = f[2];
-                    b[2 * jp + 1][1] = f[3];
-                }
-                // Columns past the taps hold the next pixels' data: zero them.
-                const bool lo = ks * kStepElems + 2 * tq < kvalid, hi = ks * kStepElems + 8 + 2 * tq < kvalid;
-#pragma unroll
-                for (int m = 0; m < kWarpMTiles; ++m) {
-                    uint32_t f[4];
-                    ldmatrix_x4(f, a_lane[m] + a_r + uint32_t(ks * kStepElems * 2));
-                    if (!lo) f[0] = f[1] = 0u;
-                    if (!hi) f[2] = f[3] = 0u;
-#pragma unroll
-                    for (int j = 0; j < kNTiles; ++j) mma_m16n8k16<T>(acc[m][j], f, b[j]);
-                }
-            }
-        }
-
-        // Epilogue: per m-tile and half of the channels, the warp stages its
-        // (16, 32) f32 block, then each lane stores 8 channels of a pixel
-        // (16-byte vectors) or, for pixel-major y, walks consecutive pixels.
-        float* ws = stage + warp * 16 * kStageLd;
-        const bool pixel_major = !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1;
-        const int mcount = min(kWarpMTiles, mtiles - pair * kWarpMTiles);
-        with_activation(p.act, [&](auto act_c) {
-            constexpr Activation A = decltype(act_c)::value;
+    // Consecutive bands share all but bp * stride_h of their window rows:
+    // the window is a ring of xrows rows, and each band after the first
+    // stages only the rows it adds.
+    const int step_rows = t.bp * p.stride_h;
+    for (int band = band0; band < band_end; ++band) {
+        const int rel_band = (band - band0) * step_rows;  // this band's first window row
+        const int fresh = band == band0 ? t.xrows : min(step_rows, t.xrows);
+        const int rel0 = rel_band + t.xrows - fresh;
+        if (t.cp == 4) stage_window<4>(p, t, sx, n, ih_base, iw0, rel0, fresh);
+        else stage_window<8>(p, t, sx, n, ih_base, iw0, rel0, fresh);
+        cp_async_wait<0>();
+        __syncthreads();
+        const int oh0 = band * t.bp;
+        for (int pair = warp; pair < pairs; pair += nthreads / 32) {
+            uint32_t a_col[kWarpMTiles];
+            int tile_row[kWarpMTiles], tile_q[kWarpMTiles], slot[kWarpMTiles];
 #pragma unroll
             for (int m = 0; m < kWarpMTiles; ++m) {
-                if (m >= mcount) break;
-                const int oh = oh0 + tile_row[m];
+                const int mt = min(pair * kWarpMTiles + m, mtiles - 1);  // a missing second tile recomputes the first
+                tile_row[m] = mt / t.mq;
+                tile_q[m] = (mt % t.mq) * 16;
+                a_col[m] = x_base + uint32_t((tile_q[m] + lane % 16) * p.stride_w * t.cp * 2 + (lane / 16) * 16);
+                slot[m] = (rel_band + tile_row[m] * p.stride_h) % t.xrows;  // filter row 0's window row
+            }
+            float acc[kWarpMTiles][kNTiles][4] = {};
+            for (int r = 0; r < p.r; ++r) {
+                for (int ks = 0; ks < t.ksteps; ++ks) {
+                    uint32_t b[kNTiles][2];
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-#pragma unroll
-                    for (int j = 0; j < kNTiles / 2; ++j) {
-                        const float* c = acc[m][h * (kNTiles / 2) + j];
-                        *reinterpret_cast<float2*>(ws + g * kStageLd + j * 8 + 2 * tq) = make_float2(c[0], c[1]);
-                        *reinterpret_cast<float2*>(ws + (g + 8) * kStageLd + j * 8 + 2 * tq) = make_float2(c[2], c[3]);
+                    for (int jp = 0; jp < kNTiles / 2; ++jp) {
+                        uint32_t f[4];
+                        const int at = jp * 16 * wpitch + (r * t.ksteps + ks) * kStepElems;
+                        ldmatrix_x4(f, b_lane + uint32_t(at * 2));
+                        b[2 * jp][0] = f[0];
+                        b[2 * jp][1] = f[1];
+                        b[2 * jp + 1][0] = f[2];
+                        b[2 * jp + 1][1] = f[3];
                     }
-                    __syncwarp();
-                    const int kh = n0 + h * kHalfN;
-                    constexpr int kItems = 16 * kHalfN / kConvEpiChannels;  // (pixel, 8 channels) pairs
+                    // Columns past the taps hold the next pixels' data: zero them.
+                    const bool lo = ks * kStepElems + 2 * tq < kvalid, hi = ks * kStepElems + 8 + 2 * tq < kvalid;
 #pragma unroll
-                    for (int it = 0; it < kItems / 32; ++it) {
-                        const int item = lane + 32 * it;
-                        const int row = pixel_major ? item % 16 : item / (kHalfN / kConvEpiChannels);
-                        const int grp = pixel_major ? item / 16 : item % (kHalfN / kConvEpiChannels);
-                        const int q = q0 + tile_q[m] + row, ko = kh + grp * kConvEpiChannels;
-                        if (oh >= p.p || q >= p.q || ko >= p.k) continue;
-                        const float4 v0 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8);
-                        const float4 v1 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8 + 4);
-                        const float v[kConvEpiChannels] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
-                        const int64_t y_off = n * p.ys[0] + oh * p.ys[2] + q * p.ys[3];
-                        const int64_t res_off = n * p.res[0] + oh * p.res[2] + q * p.res[3];
-                        if (p.vec_out) {
-                            conv_store_vec8<T, A>(p, y_off, res_off, ko, v);
-                        } else {
+                    for (int m = 0; m < kWarpMTiles; ++m) {
+                        uint32_t f[4];
+                        ldmatrix_x4(f, a_col[m] + uint32_t(slot[m] * row_bytes + ks * kStepElems * 2));
+                        if (!lo) f[0] = f[1] = 0u;
+                        if (!hi) f[2] = f[3] = 0u;
 #pragma unroll
-                            for (int e = 0; e < kConvEpiChannels; ++e) {
-                                if (ko + e < p.k) conv_store_at<T, A>(p, y_off, res_off, ko + e, v[e]);
-                            }
-                        }
+                        for (int j = 0; j < kNTiles; ++j) mma_m16n8k16<T>(acc[m][j], f, b[j]);
                     }
-                    __syncwarp();
+                }
+#pragma unroll
+                for (int m = 0; m < kWarpMTiles; ++m) {  // the next filter row, dil_h window rows down the ring
+                    slot[m] += p.dil_h;
+                    if (slot[m] >= t.xrows) slot[m] -= t.xrows;
                 }
             }
-        });
+
+            // Epilogue: per m-tile and half of the channels, the warp stages its
+            // (16, 32) f32 block, then each lane stores 8 channels of a pixel
+            // (16-byte vectors) or, for pixel-major y, walks consecutive pixels.
+            float* ws = stage + warp * 16 * kStageLd;
+            const bool pixel_major = !p.vec_out && p.ys[3] == 1 && p.ys[1] != 1;
+            const int mcount = min(kWarpMTiles, mtiles - pair * kWarpMTiles);
+            with_activation(p.act, [&](auto act_c) {
+                constexpr Activation A = decltype(act_c)::value;
+#pragma unroll
+                for (int m = 0; m < kWarpMTiles; ++m) {
+                    if (m >= mcount) break;
+                    const int oh = oh0 + tile_row[m];
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                        for (int j = 0; j < kNTiles / 2; ++j) {
+                            const float* c = acc[m][h * (kNTiles / 2) + j];
+                            *reinterpret_cast<float2*>(ws + g * kStageLd + j * 8 + 2 * tq) = make_float2(c[0], c[1]);
+                            *reinterpret_cast<float2*>(ws + (g + 8) * kStageLd + j * 8 + 2 * tq) =
+                                make_float2(c[2], c[3]);
+                        }
+                        __syncwarp();
+                        const int kh = n0 + h * kHalfN;
+                        constexpr int kItems = 16 * kHalfN / kConvEpiChannels;  // (pixel, 8 channels) pairs
+#pragma unroll
+                        for (int it = 0; it < kItems / 32; ++it) {
+                            const int item = lane + 32 * it;
+                            const int row = pixel_major ? item % 16 : item / (kHalfN / kConvEpiChannels);
+                            const int grp = pixel_major ? item / 16 : item % (kHalfN / kConvEpiChannels);
+                            const int q = q0 + tile_q[m] + row, ko = kh + grp * kConvEpiChannels;
+                            if (oh >= p.p || q >= p.q || ko >= p.k) continue;
+                            const float4 v0 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8);
+                            const float4 v1 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8 + 4);
+                            const float v[kConvEpiChannels] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+                            const int64_t y_off = n * p.ys[0] + oh * p.ys[2] + q * p.ys[3];
+                            const int64_t res_off = n * p.res[0] + oh * p.res[2] + q * p.res[3];
+                            if (p.vec_out) {
+                                conv_store_vec8<T, A>(p, y_off, res_off, ko, v);
+                            } else {
+#pragma unroll
+                                for (int e = 0; e < kConvEpiChannels; ++e) {
+                                    if (ko + e < p.k) conv_store_at<T, A>(p, y_off, res_off, ko + e, v[e]);
+                                }
+                            }
+                        }
+                        __syncwarp();
+                    }
+                }
+            });
+        }
+        __syncthreads();  // every warp is done with the rows the next band overwrites
     }
 }
 
@@ -252,7 +299,7 @@ Status with_smallc_kernel(tops_dtype_t dtype, Fn&& fn) {
 
 }  // namespace
 
-std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, ConvSmallcTile* out) {
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int sm_count, ConvSmallcTile* out) {
     if (env_flag("TOPS_CONV_SMALLC") == '0') return "TOPS_CONV_SMALLC=0";
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "f32 (the window kernel is f16 / bf16)";
     if (kp.groups != 1) return "grouped";
@@ -279,12 +326,28 @@ std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, Con
         t.q_tiles = int(ceil_div(int64_t(mq_all), int64_t(t.mq)));
     }
     t.bands = int(ceil_div(int64_t(kp.p), int64_t(t.bp)));
-    if (int64_t(kp.n) * t.bands * t.q_tiles > INT32_MAX) return "too many tiles";
+    int resident = 0;
     const Status st = with_smallc_kernel(dtype, [&](auto kernel) {
-        return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBudget),
-                           "conv smallc: cudaFuncSetAttribute");
+        TOPS_RETURN_IF_ERROR(cuda_status(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBudget),
+            "conv smallc: cudaFuncSetAttribute"));
+        return cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, t.warps * 32, t.smem),
+                           "conv smallc: cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     });
     if (!st.is_ok()) return st.message();
+    // Bands per CTA: as many as keep one wave of resident CTAs busy, so each
+    // CTA loads the filter once and stages only the rows a band adds.
+    const int64_t units = int64_t(kp.n) * t.bands * t.q_tiles * ceil_div(int64_t(kp.k), int64_t(kBlockN));
+    const int64_t slots = std::max<int64_t>(1, int64_t(sm_count) * std::max(resident, 1));
+    t.group_bands = int(std::min<int64_t>(t.bands, ceil_div(units, slots)));
+    // TOPS_CONV_SMALLC_BANDS=<n> sets the bands per CTA (tests of the ring).
+    if (const char* env = std::getenv("TOPS_CONV_SMALLC_BANDS")) {
+        t.group_bands = std::max(1, std::min(t.bands, std::atoi(env)));
+    }
+    t.groups = int(ceil_div(int64_t(t.bands), int64_t(t.group_bands)));
+    if (int64_t(kp.n) * t.groups * t.q_tiles > INT32_MAX || ceil_div(int64_t(kp.k), int64_t(kBlockN)) > UINT16_MAX) {
+        return "too many tiles";
+    }
     *out = t;
     return "";
 }
@@ -295,7 +358,7 @@ size_t conv_smallc_workspace(const ConvKernelParams& kp, const ConvSmallcTile& t
 
 std::string conv_smallc_kernel_name(const ConvSmallcTile& t, tops_dtype_t dtype) {
     return fmt("conv2d_", dtype == TOPS_DTYPE_BF16 ? "bf16" : "f16", "_smallc_window_c", t.cp, "_", t.bp, "x",
-               t.mq * 16, "x", kBlockN, "_w", t.warps, "_mma16816");
+               t.mq * 16, "x", kBlockN, "_w", t.warps, "_bands", t.group_bands, "_mma16816");
 }
 
 Status launch_conv_smallc(const ConvKernelParams& p, const ConvSmallcTile& t, void* workspace, tops_dtype_t dtype,
@@ -307,7 +370,7 @@ Status launch_conv_smallc(const ConvKernelParams& p, const ConvSmallcTile& t, vo
     const int pack_grid = int(std::min(kMaxPackBlocks, ceil_div(total, int64_t(kPackThreads))));
     conv_smallc_pack_kernel<<<pack_grid, kPackThreads, 0, stream>>>(a, total);
     TOPS_RETURN_IF_ERROR(launch_status("conv_smallc_pack"));
-    const dim3 grid(unsigned(int64_t(p.n) * t.bands * t.q_tiles), unsigned(ceil_div(int64_t(p.k), int64_t(kBlockN))));
+    const dim3 grid(unsigned(int64_t(p.n) * t.groups * t.q_tiles), unsigned(ceil_div(int64_t(p.k), int64_t(kBlockN))));
     return with_smallc_kernel(dtype, [&](auto kernel) {
         kernel<<<grid, t.warps * 32, t.smem, stream>>>(a);
         return launch_status("conv_smallc");
