@@ -100,6 +100,18 @@ double max_err_layernorm(const Problem& p, const std::vector<float>& y, float ep
     return worst;
 }
 
+// A conv2d descriptor: NHWC x / y with a KRSC filter, or NCHW with KCRS;
+// dims in the stored order, dense; no padding, stride 1.
+tops_conv2d_desc_t conv_desc(tops_dtype_t dt, bool nhwc, const int64_t* x, const int64_t* w, const int64_t* y) {
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.layout = nhwc ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
+    d.filter_layout = nhwc ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
+    EXPECT_EQ(tops_tensor_desc_init(&d.x, dt, 4, x, nullptr), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(tops_tensor_desc_init(&d.w, dt, 4, w, nullptr), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(tops_tensor_desc_init(&d.y, dt, 4, y, nullptr), TOPS_SUCCESS) << tops_last_error();
+    return d;
+}
+
 class CudaPlans : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -371,12 +383,8 @@ TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
             const int64_t out = stride == 1 ? 28 : 14;
             const int64_t x_nhwc[4] = {2, 28, 28, 64}, w_krsc[4] = {128, 3, 3, 64}, y_nhwc[4] = {2, out, out, 128};
             const int64_t x_nchw[4] = {2, 64, 28, 28}, w_kcrs[4] = {128, 64, 3, 3}, y_nchw[4] = {2, 128, out, out};
-            tops_conv2d_desc_t d = tops_conv2d_desc_default();
-            d.layout = nhwc ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
-            d.filter_layout = nhwc ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
-            TOPS_OK(tops_tensor_desc_init(&d.x, dt, 4, nhwc ? x_nhwc : x_nchw, nullptr));
-            TOPS_OK(tops_tensor_desc_init(&d.w, dt, 4, nhwc ? w_krsc : w_kcrs, nullptr));
-            TOPS_OK(tops_tensor_desc_init(&d.y, dt, 4, nhwc ? y_nhwc : y_nchw, nullptr));
+            tops_conv2d_desc_t d =
+                conv_desc(dt, nhwc, nhwc ? x_nhwc : x_nchw, nhwc ? w_krsc : w_kcrs, nhwc ? y_nhwc : y_nchw);
             d.stride_h = d.stride_w = stride;
             d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
             tops_op_t op = nullptr;
@@ -406,12 +414,8 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
                       y_nhwc[4] = {2, 14, 14, c.k};
         const int64_t x_nchw[4] = {2, c.c, 14, 14}, w_kcrs[4] = {c.k, c.c / c.groups, c.r, c.r},
                       y_nchw[4] = {2, c.k, 14, 14};
-        tops_conv2d_desc_t d = tops_conv2d_desc_default();
-        d.layout = c.nhwc ? TOPS_CONV_NHWC : TOPS_CONV_NCHW;
-        d.filter_layout = c.nhwc ? TOPS_CONV_FILTER_KRSC : TOPS_CONV_FILTER_KCRS;
-        TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, 4, c.nhwc ? x_nhwc : x_nchw, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.w, TOPS_DTYPE_F32, 4, c.nhwc ? w_krsc : w_kcrs, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F32, 4, c.nhwc ? y_nhwc : y_nchw, nullptr));
+        tops_conv2d_desc_t d = conv_desc(TOPS_DTYPE_F32, c.nhwc, c.nhwc ? x_nhwc : x_nchw, c.nhwc ? w_krsc : w_kcrs,
+                                         c.nhwc ? y_nhwc : y_nchw);
         d.groups = int32_t(c.groups);
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = int32_t(c.r / 2);
         tops_op_t op = nullptr;
@@ -452,12 +456,7 @@ TEST_F(CudaPlans, SmallChannelConvTakesWindowKernel) {
     for (const Case& c : cases) {
         const int64_t h = 20, w = 24, p = (h - c.r) / c.stride + 1, q = (w - c.dil_w * (c.s - 1) - 1) / c.stride + 1;
         const int64_t x_nhwc[4] = {2, h, w, c.c}, w_krsc[4] = {16, c.r, c.s, c.c}, y_nhwc[4] = {2, p, q, 16};
-        tops_conv2d_desc_t d = tops_conv2d_desc_default();
-        d.layout = TOPS_CONV_NHWC;
-        d.filter_layout = TOPS_CONV_FILTER_KRSC;
-        TOPS_OK(tops_tensor_desc_init(&d.x, c.dtype, 4, x_nhwc, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.w, c.dtype, 4, w_krsc, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.y, c.dtype, 4, y_nhwc, nullptr));
+        tops_conv2d_desc_t d = conv_desc(c.dtype, true, x_nhwc, w_krsc, y_nhwc);
         d.stride_h = d.stride_w = int32_t(c.stride);
         d.dilation_w = int32_t(c.dil_w);
         const std::string name = conv_kernel(d);
@@ -493,12 +492,7 @@ TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
     };
     for (const Case& c : cases) {
         const int64_t x_nhwc[4] = {2, 14, 14, c.c}, w_krsc[4] = {16, c.r, c.r, c.c}, y_nhwc[4] = {2, 14, 14, 16};
-        tops_conv2d_desc_t d = tops_conv2d_desc_default();
-        d.layout = TOPS_CONV_NHWC;
-        d.filter_layout = TOPS_CONV_FILTER_KRSC;
-        TOPS_OK(tops_tensor_desc_init(&d.x, c.dtype, 4, x_nhwc, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.w, c.dtype, 4, w_krsc, nullptr));
-        TOPS_OK(tops_tensor_desc_init(&d.y, c.dtype, 4, y_nhwc, nullptr));
+        tops_conv2d_desc_t d = conv_desc(c.dtype, true, x_nhwc, w_krsc, y_nhwc);
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = int32_t(c.r / 2);
         const std::string name = conv_kernel(d);
         EXPECT_EQ(name.find("_fold") != std::string::npos, c.fold) << "c " << c.c << " r " << c.r << ": " << name;
@@ -515,12 +509,7 @@ TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
 // the 128 tiles of 64 channels.
 TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
     const int64_t x[4] = {32, 7, 7, 512}, w[4] = {512, 3, 3, 512}, y[4] = {32, 7, 7, 512};
-    tops_conv2d_desc_t d = tops_conv2d_desc_default();
-    d.layout = TOPS_CONV_NHWC;
-    d.filter_layout = TOPS_CONV_FILTER_KRSC;
-    TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F16, 4, x, nullptr));
-    TOPS_OK(tops_tensor_desc_init(&d.w, TOPS_DTYPE_F16, 4, w, nullptr));
-    TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F16, 4, y, nullptr));
+    tops_conv2d_desc_t d = conv_desc(TOPS_DTYPE_F16, true, x, w, y);
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     const std::string name = conv_kernel(d);
     if (name.find("_sm90_") == std::string::npos) GTEST_SKIP() << "not on the Hopper kernel: " << name;
