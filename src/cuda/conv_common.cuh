@@ -76,16 +76,14 @@ __device__ __forceinline__ uint32_t conv_tap_mask(int first, int taps, int dil, 
 
 // Eight consecutive channels ko .. ko + 7 with 16-byte accesses (one for
 // f16/bf16, two for f32); requires p.vec_out. y_off / res_off: the pixel's
-// element offsets in y and the residual (channel 0).
+// element offsets in y and the residual (channel 0). v holds
+// alpha * acc + bias; this adds the residual, activates and stores.
 template <class T, Activation A>
-__device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, int64_t y_off, int64_t res_off,
-                                                int64_t ko, const float (&acc)[kConvEpiChannels]) {
+__device__ __forceinline__ void conv_finish_vec8(const ConvKernelParams& p, int64_t y_off, int64_t res_off,
+                                                 int64_t ko, float (&v)[kConvEpiChannels]) {
     constexpr int kLen = kConvEpiChannels, kPer = 16 / int(sizeof(T));
     static_assert(kLen % kPer == 0, "whole 16-byte vectors");
     using V = Vec<T, kPer>;
-    float v[kLen];
-#pragma unroll
-    for (int e = 0; e < kLen; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
     if (p.residual) {
         const T* r = static_cast<const T*>(p.residual) + (res_off + ko);
 #pragma unroll
@@ -103,6 +101,16 @@ __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, int64
         for (int e = 0; e < kPer; ++e) out.v[e] = ElemTraits<T>::from_float(activate<A>(v[c * kPer + e]));
         reinterpret_cast<V*>(y)[c] = out;
     }
+}
+
+// The same from the raw accumulators: alpha and the bias applied here.
+template <class T, Activation A>
+__device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, int64_t y_off, int64_t res_off,
+                                                int64_t ko, const float (&acc)[kConvEpiChannels]) {
+    float v[kConvEpiChannels];
+#pragma unroll
+    for (int e = 0; e < kConvEpiChannels; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
+    conv_finish_vec8<T, A>(p, y_off, res_off, ko, v);
 }
 
 }  // namespace tops::cuda

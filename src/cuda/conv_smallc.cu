@@ -45,7 +45,7 @@ constexpr int kBlockN = 64;                    // output channels per CTA
 constexpr int kNTiles = kBlockN / 8;           // n8 MMA tiles per warp
 constexpr int kWarpMTiles = 2;                 // m16 tiles per warp pass
 constexpr int kMaxWarps = 8;
-constexpr int kStageBatch = 8;                 // window pixels a thread loads before storing
+constexpr int kStageBatch = 4;                 // window pixels a thread loads before storing (stem: 4.1 per band)
 constexpr int kMaxSteps = 4;                   // S * cp <= 64
 constexpr int kRowPad = kChunkElems;           // filter row pad: an odd number of 16-byte units per row
 constexpr int kHalfN = kBlockN / 2;            // channels staged per epilogue pass
@@ -99,35 +99,40 @@ __device__ __forceinline__ void stage_window(const ConvKernelParams& p, const Co
                                              int ih_base, int iw0, int rel0, int count) {
     using Word = std::conditional_t<CP == 4, uint2, uint4>;
     static_assert(sizeof(Word) == CP * 2, "one store per window pixel");
+    // The parameters the loop reads, held in registers rather than re-read
+    // from the parameter bank per pixel.
+    const int64_t xs1 = p.xs[1], xs2 = p.xs[2], xs3 = p.xs[3];
+    const int h = p.h, w_in = p.w_in, channels = p.c, xcols = t.xcols, xrows = t.xrows;
     const uint16_t* x = static_cast<const uint16_t*>(p.x) + int64_t(n) * p.xs[0];
-    const int nthreads = blockDim.x, total = count * t.xcols;
-    const int drow = nthreads / t.xcols, dcol = nthreads % t.xcols;
-    int col = threadIdx.x % t.xcols, row = threadIdx.x / t.xcols;
-    int ih = ih_base + rel0 + row, slot = (rel0 + row) % t.xrows;
+    const int nthreads = blockDim.x, total = count * xcols;
+    const int drow = nthreads / xcols, dcol = nthreads % xcols;
+    int col = threadIdx.x % xcols, row = threadIdx.x / xcols;
+    int ih = ih_base + rel0 + row, slot = (rel0 + row) % xrows;
     for (int base = threadIdx.x; base < total; base += nthreads * kStageBatch) {
+        const int here = min(kStageBatch, (total - base + nthreads - 1) / nthreads);  // this thread's pixels
         uint16_t v[kStageBatch][CP];
         int dst[kStageBatch];
 #pragma unroll
-        for (int b = 0; b < kStageBatch; ++b) {
+        for (int b = 0; b < kStageBatch; ++b) {  // predicated, not branched: a branch here spills v
             const int iw = iw0 + col;
-            const bool in = base + b * nthreads < total && ih >= 0 && ih < p.h && iw >= 0 && iw < p.w_in;
-            const uint16_t* px = x + (in ? ih * p.xs[2] + iw * p.xs[3] : 0);
+            const bool in = b < here && unsigned(ih) < unsigned(h) && unsigned(iw) < unsigned(w_in);
+            const uint16_t* px = x + (in ? ih * xs2 + iw * xs3 : 0);
 #pragma unroll
-            for (int c = 0; c < CP; ++c) v[b][c] = in && c < p.c ? px[c * p.xs[1]] : uint16_t(0);
-            dst[b] = slot * t.xcols + col;
+            for (int c = 0; c < CP; ++c) v[b][c] = in && c < channels ? px[c * xs1] : uint16_t(0);
+            dst[b] = slot * xcols + col;
             col += dcol;
             int inc = drow;
-            if (col >= t.xcols) {
-                col -= t.xcols;
+            if (col >= xcols) {
+                col -= xcols;
                 ++inc;
             }
             ih += inc;
             slot += inc;
-            if (slot >= t.xrows) slot %= t.xrows;
+            if (slot >= xrows) slot %= xrows;
         }
 #pragma unroll
         for (int b = 0; b < kStageBatch; ++b) {
-            if (base + b * nthreads >= total) break;
+            if (b >= here) break;
             uint32_t word[CP / 2];
 #pragma unroll
             for (int e = 0; e < CP / 2; ++e) word[e] = uint32_t(v[b][2 * e]) | uint32_t(v[b][2 * e + 1]) << 16;
@@ -145,6 +150,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
     uint16_t* sw = reinterpret_cast<uint16_t*>(smem);                        // (64, R * KR + pad)
     uint16_t* sx = sw + kBlockN * wpitch;                                     // (xrows, xcols, cp), a ring of rows
     float* stage = reinterpret_cast<float*>(sx + t.xrows * t.xcols * t.cp);  // (warps, 16, kStageLd)
+    float* sbias = stage + t.warps * 16 * kStageLd;                          // (64): the block's bias, 0 past K
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, nthreads = blockDim.x;
     int bx = blockIdx.x;
@@ -166,6 +172,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
         }
         cp_async_commit();
     }
+    for (int i = tid; i < kBlockN; i += nthreads) sbias[i] = n0 + i < p.k ? conv_bias<T>(p, n0 + i) : 0.0f;
 
     const int mtiles = t.bp * t.mq, pairs = (mtiles + kWarpMTiles - 1) / kWarpMTiles;
     const int g = lane / 4, tq = lane % 4;
@@ -215,14 +222,18 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
                         b[2 * jp + 1][0] = f[2];
                         b[2 * jp + 1][1] = f[3];
                     }
-                    // Columns past the taps hold the next pixels' data: zero them.
+                    // Columns past the taps (in the last step) hold the next
+                    // pixels' data: zero them.
+                    const bool last = ks == t.ksteps - 1;
                     const bool lo = ks * kStepElems + 2 * tq < kvalid, hi = ks * kStepElems + 8 + 2 * tq < kvalid;
 #pragma unroll
                     for (int m = 0; m < kWarpMTiles; ++m) {
                         uint32_t f[4];
                         ldmatrix_x4(f, a_col[m] + uint32_t(slot[m] * row_bytes + ks * kStepElems * 2));
-                        if (!lo) f[0] = f[1] = 0u;
-                        if (!hi) f[2] = f[3] = 0u;
+                        if (last) {
+                            if (!lo) f[0] = f[1] = 0u;
+                            if (!hi) f[2] = f[3] = 0u;
+                        }
 #pragma unroll
                         for (int j = 0; j < kNTiles; ++j) mma_m16n8k16<T>(acc[m][j], f, b[j]);
                     }
@@ -245,7 +256,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
 #pragma unroll
                 for (int m = 0; m < kWarpMTiles; ++m) {
                     if (m >= mcount) break;
-                    const int oh = oh0 + tile_row[m];
+                    const int oh = oh0 + tile_row[m], qm = q0 + tile_q[m];
+                    // The m-tile's first pixel in y and the residual; a row adds a column stride.
+                    const int64_t y_tile = n * p.ys[0] + oh * p.ys[2] + qm * p.ys[3];
+                    const int64_t res_tile = n * p.res[0] + oh * p.res[2] + qm * p.res[3];
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
 #pragma unroll
@@ -263,15 +277,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
                             const int item = lane + 32 * it;
                             const int row = pixel_major ? item % 16 : item / (kHalfN / kConvEpiChannels);
                             const int grp = pixel_major ? item / 16 : item % (kHalfN / kConvEpiChannels);
-                            const int q = q0 + tile_q[m] + row, ko = kh + grp * kConvEpiChannels;
+                            const int q = qm + row, ko = kh + grp * kConvEpiChannels;
                             if (oh >= p.p || q >= p.q || ko >= p.k) continue;
                             const float4 v0 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8);
                             const float4 v1 = *reinterpret_cast<const float4*>(ws + row * kStageLd + grp * 8 + 4);
-                            const float v[kConvEpiChannels] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
-                            const int64_t y_off = n * p.ys[0] + oh * p.ys[2] + q * p.ys[3];
-                            const int64_t res_off = n * p.res[0] + oh * p.res[2] + q * p.res[3];
+                            float v[kConvEpiChannels] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+                            const int64_t y_off = y_tile + row * p.ys[3], res_off = res_tile + row * p.res[3];
                             if (p.vec_out) {
-                                conv_store_vec8<T, A>(p, y_off, res_off, ko, v);
+                                const float4 b0 = *reinterpret_cast<const float4*>(sbias + (ko - n0));
+                                const float4 b1 = *reinterpret_cast<const float4*>(sbias + (ko - n0) + 4);
+                                const float bias[kConvEpiChannels] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+                                for (int e = 0; e < kConvEpiChannels; ++e) v[e] = p.alpha * v[e] + bias[e];
+                                conv_finish_vec8<T, A>(p, y_off, res_off, ko, v);
                             } else {
 #pragma unroll
                                 for (int e = 0; e < kConvEpiChannels; ++e) {
@@ -289,7 +307,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
 }
 
 int smallc_smem(const ConvKernelParams& kp, const ConvSmallcTile& t) {
-    return kBlockN * filter_pitch(t, kp.r) * 2 + t.xrows * t.xcols * t.cp * 2 + t.warps * 16 * kStageLd * 4;
+    return kBlockN * filter_pitch(t, kp.r) * 2 + t.xrows * t.xcols * t.cp * 2 + t.warps * 16 * kStageLd * 4 +
+           kBlockN * 4;
 }
 
 template <class Fn>
