@@ -242,7 +242,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     {
         DeviceScope scope(device_);
         TOPS_RETURN_IF_ERROR(scope.status());
-        smallc_why = conv_smallc_plan(kp_, dtype_, dev.sm_count, &smallc_);
+        smallc_why = conv_smallc_plan(kp_, dtype_, dev, &smallc_);
     }
     if (smallc_why.empty()) {
         path_ = Path::smallc;

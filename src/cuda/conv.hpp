@@ -134,11 +134,13 @@ struct ConvSmallcTile {
     int groups = 0;            // CTAs per image and column tile: ceil(bands / group_bands)
     int xrows = 0, xcols = 0;  // the staged window of one band (a ring of rows), in pixels
     int smem = 0;              // dynamic shared memory per CTA, bytes
+    bool pdl = false;          // the kernel is a programmatic dependent of the filter pack (sm_90 code)
 };
 // Fills `out` and returns "" when the kernel takes the problem (its
 // shared-memory opt-in is then set on the current device), else why not.
 // TOPS_CONV_SMALLC=0 turns it off.
-std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int sm_count, ConvSmallcTile* out);
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, const DeviceInfo& dev,
+                             ConvSmallcTile* out);
 // Bytes of the packed filter the kernel reads (the plan's workspace).
 size_t conv_smallc_workspace(const ConvKernelParams& kp, const ConvSmallcTile& t);
 std::string conv_smallc_kernel_name(const ConvSmallcTile& t, tops_dtype_t dtype);

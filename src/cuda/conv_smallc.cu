@@ -16,13 +16,15 @@
 // are real pixels of the window (the next pixel's taps), so their fragment
 // registers are zeroed, not only their weights: a NaN or inf there must not
 // reach this pixel. The filter is packed once per call into the workspace
-// as (K padded to 64, R, k16 steps) and copied with cp.async once per CTA.
+// as (K padded to 64, R, k16 steps) and copied with cp.async once per CTA;
+// on sm_90 the conv kernel is the pack's programmatic dependent, so its
+// CTAs stage their first window while the pack runs.
 // A band is 64 output channels of bp output rows x mq 16-pixel m-tiles, a
 // warp computing two m-tiles at a time (acc 2 x 64 channels); a CTA walks
 // group_bands consecutive bands, the window being a ring of rows in which
 // each band after the first stages only the rows it adds. The epilogue
 // stages each m-tile through a per-warp buffer for 16-byte stores of 8
-// channels. Measured (docs/performance.md): the stem 0.149 -> 0.0755 ms.
+// channels. Measured (docs/performance.md): the stem 0.149 -> 0.073 ms.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -74,6 +76,7 @@ __host__ __device__ constexpr int filter_pitch(const ConvSmallcTile& t, int r) {
 
 // wpack[n][r][j] = w[n, c, r, s] for j = s * cp + c (s < S, c < C), else 0.
 __global__ void __launch_bounds__(256) conv_smallc_pack_kernel(const __grid_constant__ SmallcArgs a, int64_t total) {
+    allow_dependent_launch();  // the conv kernel may start staging x; it waits for this grid before the filter
     const ConvKernelParams& p = a.p;
     const int kr = a.t.ksteps * kStepElems;
     const uint16_t* w = static_cast<const uint16_t*>(p.w);
@@ -161,17 +164,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
     const int q0 = ct * t.mq * 16, n0 = blockIdx.y * kBlockN;
     const int ih_base = band0 * t.bp * p.stride_h - p.pad_h, iw0 = q0 * p.stride_w - p.pad_w;
 
-    // The filter block, once per CTA: cp.async, 16-byte chunks.
-    {
-        const int chunks_per_row = filter_row_elems(t, p.r) / kChunkElems;
-        const uint16_t* src = a.wpack + int64_t(n0) * filter_row_elems(t, p.r);
-        for (int i = tid; i < kBlockN * chunks_per_row; i += nthreads) {
-            const int row = i / chunks_per_row, chunk = i % chunks_per_row;
-            cp_async_16_zfill(smem_addr(sw + row * wpitch + chunk * kChunkElems),
-                              src + int64_t(i) * kChunkElems, true);
-        }
-        cp_async_commit();
-    }
     for (int i = tid; i < kBlockN; i += nthreads) sbias[i] = n0 + i < p.k ? conv_bias<T>(p, n0 + i) : 0.0f;
 
     const int mtiles = t.bp * t.mq, pairs = (mtiles + kWarpMTiles - 1) / kWarpMTiles;
@@ -194,6 +186,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
         const int rel0 = rel_band + t.xrows - fresh;
         if (t.cp == 4) stage_window<4>(p, t, sx, n, ih_base, iw0, rel0, fresh);
         else stage_window<8>(p, t, sx, n, ih_base, iw0, rel0, fresh);
+        if (band == band0) {
+            // The filter block, once per CTA (cp.async, 16-byte chunks), after
+            // the pack kernel: this grid may start as its programmatic
+            // dependent, staging x while the pack runs.
+            wait_for_primary();
+            const int chunks_per_row = filter_row_elems(t, p.r) / kChunkElems;
+            const uint16_t* src = a.wpack + int64_t(n0) * filter_row_elems(t, p.r);
+            for (int i = tid; i < kBlockN * chunks_per_row; i += nthreads) {
+                const int row = i / chunks_per_row, chunk = i % chunks_per_row;
+                cp_async_16_zfill(smem_addr(sw + row * wpitch + chunk * kChunkElems),
+                                  src + int64_t(i) * kChunkElems, true);
+            }
+            cp_async_commit();
+        }
         cp_async_wait<0>();
         __syncthreads();
         const int oh0 = band * t.bp;
@@ -322,7 +328,8 @@ Status with_smallc_kernel(tops_dtype_t dtype, Fn&& fn) {
 
 }  // namespace
 
-std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int sm_count, ConvSmallcTile* out) {
+std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, const DeviceInfo& dev,
+                             ConvSmallcTile* out) {
     if (env_flag("TOPS_CONV_SMALLC") == '0') return "TOPS_CONV_SMALLC=0";
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "f32 (the window kernel is f16 / bf16)";
     if (kp.groups != 1) return "grouped";
@@ -354,6 +361,7 @@ std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int
         TOPS_RETURN_IF_ERROR(cuda_status(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBudget),
             "conv smallc: cudaFuncSetAttribute"));
+        t.pdl = runs_sm90_code(dev, reinterpret_cast<const void*>(kernel));
         return cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, t.warps * 32, t.smem),
                            "conv smallc: cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     });
@@ -361,7 +369,7 @@ std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, int
     // Bands per CTA: as many as keep one wave of resident CTAs busy, so each
     // CTA loads the filter once and stages only the rows a band adds.
     const int64_t units = int64_t(kp.n) * t.bands * t.q_tiles * ceil_div(int64_t(kp.k), int64_t(kBlockN));
-    const int64_t slots = std::max<int64_t>(1, int64_t(sm_count) * std::max(resident, 1));
+    const int64_t slots = std::max<int64_t>(1, int64_t(dev.sm_count) * std::max(resident, 1));
     t.group_bands = int(std::min<int64_t>(t.bands, ceil_div(units, slots)));
     // TOPS_CONV_SMALLC_BANDS=<n> sets the bands per CTA (tests of the ring).
     if (const char* env = std::getenv("TOPS_CONV_SMALLC_BANDS")) {
@@ -395,8 +403,10 @@ Status launch_conv_smallc(const ConvKernelParams& p, const ConvSmallcTile& t, vo
     TOPS_RETURN_IF_ERROR(launch_status("conv_smallc_pack"));
     const dim3 grid(unsigned(int64_t(p.n) * t.groups * t.q_tiles), unsigned(ceil_div(int64_t(p.k), int64_t(kBlockN))));
     return with_smallc_kernel(dtype, [&](auto kernel) {
-        kernel<<<grid, t.warps * 32, t.smem, stream>>>(a);
-        return launch_status("conv_smallc");
+        void* args[] = {&a};
+        (void)launch_maybe_pdl(reinterpret_cast<const void*>(kernel), grid, dim3(unsigned(t.warps * 32)), args, stream,
+                               t.pdl, size_t(t.smem));
+        return launch_status("conv_smallc");  // the launch's error is also the last error
     });
 }
 

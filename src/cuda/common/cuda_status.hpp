@@ -69,15 +69,16 @@ inline bool runs_sm90_code(const DeviceInfo& dev, const void* fn) {
     return a.binaryVersion >= 90 && a.ptxVersion >= 90;
 }
 
-// Launches `fn` (no dynamic shared memory) on `stream`. With `pdl` it is a
-// programmatic dependent launch: it may start while the stream's previous
-// kernel drains, so `fn` must open with griddepcontrol.wait (device.cuh)
-// before it reads that kernel's output.
+// Launches `fn` with `smem` bytes of dynamic shared memory on `stream`. With
+// `pdl` it is a programmatic dependent launch: it may start while the
+// stream's previous kernel drains, so `fn` must wait with
+// griddepcontrol.wait (device.cuh) before it reads that kernel's output.
 inline cudaError_t launch_maybe_pdl(const void* fn, dim3 grid, dim3 block, void** args, cudaStream_t stream,
-                                    bool pdl) {
+                                    bool pdl, size_t smem = 0) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
