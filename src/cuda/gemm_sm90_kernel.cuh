@@ -49,21 +49,26 @@ namespace tops::cuda::sm90gemm {
 using sm90::kWarpgroupThreads;
 using sm90::kWarpsPerWarpgroup;
 
-// 128 x BLOCK_N x 64, 4 stages. 256 columns is the widest wgmma (the fewest
-// shared-memory bytes per FLOP: A and B^T tiles of 48 KiB feed 4.2 MFLOP);
+// 128 x BLOCK_N x 64, 4 stages at 256 columns, 5 below. 256 columns is the
+// widest wgmma (the fewest shared-memory bytes per FLOP: A and B^T tiles of
+// 48 KiB feed 4.2 MFLOP);
 // narrower tiles serve problems with fewer output columns (convolutions of
 // 64 or 128 channels). Two consumer warpgroups of 64 rows hold BLOCK_N / 2
 // f32 accumulators per thread. The loads are latency-bound: at
 // 4096x3072x768 f16 on an H100, 128x256 without the activation, 2 stages
 // take 43.9 us, 3 stages 34.2 us, no loads at all 29.6 us; so the output is
 // staged 64 columns at a time through two 8 KiB boxes per warpgroup, which
-// leaves room for a fourth stage.
+// leaves room for a fourth stage. The 64- and 128-column tiles (the
+// convolutions) have room for a fifth (the split-K pair's 128-column tile
+// then takes 225.6 of 227 KiB): on the H100, N 32, the C64 56x56 layer went
+// from 0.0303-0.0304 to 0.0293-0.0295 ms, C128 28x28 from 0.0239-0.0241 to
+// 0.0237-0.0238; C256 14x14 and the split C512 7x7 did not move.
 template <int kBlockN_>
 struct Tile {
     static constexpr int kBlockM = 128;
     static constexpr int kBlockN = kBlockN_;
     static constexpr int kBlockK = 64;
-    static constexpr int kStages = 4;
+    static constexpr int kStages = kBlockN_ == 256 ? 4 : 5;
     static constexpr int kConsumers = 2;
     static constexpr int kThreads = kWarpgroupThreads * (kConsumers + 1);
     // setmaxnreg budgets: the producer needs few registers, the consumers'
