@@ -366,10 +366,11 @@ std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, con
                            "conv smallc: cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     });
     if (!st.is_ok()) return st.message();
+    if (resident < 1) return "no CTA of the tile fits an SM";
     // Bands per CTA: as many as keep one wave of resident CTAs busy, so each
     // CTA loads the filter once and stages only the rows a band adds.
     const int64_t units = int64_t(kp.n) * t.bands * t.q_tiles * ceil_div(int64_t(kp.k), int64_t(kBlockN));
-    const int64_t slots = std::max<int64_t>(1, int64_t(dev.sm_count) * std::max(resident, 1));
+    const int64_t slots = std::max<int64_t>(1, int64_t(dev.sm_count) * resident);
     t.group_bands = int(std::min<int64_t>(t.bands, ceil_div(units, slots)));
     // TOPS_CONV_SMALLC_BANDS=<n> sets the bands per CTA (tests of the ring).
     if (const char* env = std::getenv("TOPS_CONV_SMALLC_BANDS")) {
