@@ -15,6 +15,12 @@
 // k step needs 184 bytes per 28 FMAs), so KC and MC are sized from L2 and KC
 // is deep, to amortize each tile's fixed cost (src/cpu/gemm.cpp).
 //
+// Few rows of A and a shallow reduction (the NCHW 1x1 convolution's D^T = W
+// X: 64 filters, 256 channels) leave each packed B element only a handful of
+// uses, so packing would cost about as much as the tiles it feeds; there an
+// f32 B with unit column stride is read where it lies (b_read_in_place), each
+// tile pulling a share of the next sliver's rows into L2.
+//
 // The epilogue runs in the tile store: the first K slab adds beta * C, later
 // slabs add the partial sums kept in D (f32 output) or in an f32 workspace
 // accumulator (f16 / bf16 output, so partial sums are never rounded), and the
@@ -32,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 #include "common/int_math.hpp"
 #include "cpu/gemm_kernels.hpp"
@@ -150,11 +157,13 @@ void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 // sliver streams from L2 while the B sliver stays in L1).
 constexpr int kPrefetchA = 8 * kMr;
 
-// One k step: acc (MR, NR) += a (MR) outer b (NR).
+// One k step: acc (MR, NR) += a (MR) outer b (NR); b is a packed sliver's
+// row (aligned) or, B_IN_PLACE, a row of B itself.
+template <bool B_IN_PLACE = false>
 TOPS_MICRO_INLINE void fma_step(const float* __restrict a, const float* __restrict b, Tile& acc) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
-    const VecF b0 = VecF::load_aligned(b);
-    const VecF b1 = VecF::load_aligned(b + kLanes);
+    const VecF b0 = B_IN_PLACE ? VecF::load_unaligned(b) : VecF::load_aligned(b);
+    const VecF b1 = B_IN_PLACE ? VecF::load_unaligned(b + kLanes) : VecF::load_aligned(b + kLanes);
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
         const VecF ai(a[i]);
@@ -214,6 +223,54 @@ TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const
         fma_step(a, b, acc);
         a += kMr;
         b += kNr;
+    }
+}
+
+// acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) read in place (f32, row
+// stride b_rs, unit column stride). next_b (or nullptr): the same rows of the
+// next sliver, whose rows pf_row, pf_row + pf_every, ... this tile pulls into
+// L2, so that the tiles sharing a sliver spread its misses between them.
+template <class T>
+TOPS_MICRO_INLINE void micro_kernel_b_in_place(int64_t kc, const float* __restrict a, const float* __restrict b,
+                                               int64_t b_rs, Tile& acc, TilePrefetch<T> pf, const float* next_b,
+                                               int64_t pf_row, int64_t pf_every) {
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
+    }
+    const int64_t tile_steps = pf.p ? std::min(kc, kTilePrefetchSteps) : 0;
+    if (!next_b) pf_row = kc;
+    for (int64_t p = 0; p < kc; ++p) {
+        if (p < tile_steps) __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
+        if (p == pf_row) {
+            __builtin_prefetch(next_b + p * b_rs, 0, 2);
+            __builtin_prefetch(next_b + p * b_rs + kNr - 1, 0, 2);
+            pf_row += pf_every;
+        }
+        fma_step<true>(a, b, acc);
+        a += kMr;
+        b += b_rs;
+    }
+}
+
+// The B operand of one tile: a packed sliver (rs 0) or B in place (row
+// stride rs), the next sliver to prefetch (or nullptr), and for B in place
+// which of its rows this tile prefetches (pf_row, pf_row + pf_every, ...).
+struct BSliver {
+    const float* p;
+    int64_t rs;
+    const float* next;
+    int64_t pf_row, pf_every;
+};
+
+template <class T>
+TOPS_MICRO_INLINE void tile_kernel(int64_t kc, const float* __restrict a, const BSliver& b, Tile& acc,
+                                   TilePrefetch<T> pf) {
+    if (b.rs) {
+        micro_kernel_b_in_place(kc, a, b.p, b.rs, acc, pf, b.next, b.pf_row, b.pf_every);
+    } else {
+        micro_kernel(kc, a, b.p, acc, pf, b.next);
     }
 }
 
@@ -285,6 +342,26 @@ void store_tile_scalar(const float (&tmp)[kMr][kNr], const TileDest<OUT>& t, int
 
 // ------------------------------------------------------------------ driver
 
+// Whether B's full slivers are read in place rather than packed: f32 with
+// unit column stride, at most 64 rows of A (one MC block, so B is read once)
+// and at most 256 k steps (a sliver then fits L1 across the tiles sharing
+// it). Measured on the 16-core Xeon, one thread: 64x3136x256 (the NCHW 1x1
+// convolution's D^T = W X) 1.85 -> 1.56 ms in place; outside these bounds
+// 128x3136x256 (two MC blocks) went 3.10 -> 4.42 ms, 112x2050x1024 7.6 -> 9.1
+// and 64x4100x4096 46 -> 55 (64x784x1152 gained, 2.11 -> 1.68, but shares its
+// depth with the last). Rows whose stride is a multiple of a large power of
+// two fall into the same few cache sets and evict each other (64x4096x4096
+// ran 2x slower in place), so those are packed too.
+constexpr int64_t kInPlaceMaxRows = 64;
+constexpr int64_t kInPlaceMaxDepth = 256;
+constexpr int64_t kSetWindowBytes = 4096;  // an L1 way: 64 sets of 64-byte lines
+constexpr int64_t kMaxRowAlias = 256;      // rows step over at least 16 set positions
+template <tops_dtype_t IN>
+bool b_read_in_place(const GemmArgs& g, int64_t m_rows, int64_t mc) {
+    const int64_t row_bytes = g.b_rs * int64_t(sizeof(float));
+    return IN == TOPS_DTYPE_F32 && g.b_cs == 1 && m_rows <= std::min(kInPlaceMaxRows, mc) &&
+           std::min(g.blk.kc, g.k) <= kInPlaceMaxDepth && std::gcd(row_bytes, kSetWindowBytes) <= kMaxRowAlias;
+}
 
 // [begin, end) of part `i` of `parts` when `len` is cut in whole units.
 struct Range {
@@ -313,6 +390,9 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
     // MC blocks of equal height (whole MR slivers).
     const int64_t mc = std::min(g.blk.mc, round_up(ceil_div(m_rows, ceil_div(m_rows, g.blk.mc)), kMr));
     const bool vec_ok = g.d_cs == 1 && (!g.c || g.c_cs == 1) && (!g.bias || g.bias_rows || g.bias_s == 1);
+    // B's full slivers read where they lie instead of packed (b_read_in_place)
+    const int64_t row_tiles = ceil_div(m_rows, kMr);
+    const bool b_in_place = b_read_in_place<IN>(g, m_rows, mc);
 
     for (int64_t bi = 0; bi < g.batch; ++bi) {
         const TI* A = static_cast<const TI*>(g.a) + bi * g.a_bs;
@@ -328,6 +408,7 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                 const bool first = slab == 0, last = slab == kslabs - 1;
                 // (kc, ncur) of B -> slivers (kc, NR)
                 for (int64_t s = 0; s < slivers; ++s) {
+                    if (b_in_place && ncur - s * kNr >= kNr) continue;
                     pack_b_sliver<IN>(B + pc * g.b_rs + (jc + s * kNr) * g.b_cs, g.b_rs, g.b_cs, kc,
                                       std::min<int64_t>(kNr, ncur - s * kNr), bpack + s * kNr * kc);
                 }
@@ -346,22 +427,31 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                             const int64_t mrows = std::min<int64_t>(kMr, mcur - ir);
                             Tile acc;
                             const float* ap = apack + ir * kc;
-                            const float* bp = bpack + s * kNr * kc;
-                            // last tile of this sliver: prefetch the next one
-                            const float* nb = ir + kMr >= mcur && s + 1 < slivers ? bp + kNr * kc : nullptr;
+                            const bool in_place = b_in_place && ncols == kNr;
+                            const float* bp = in_place ? reinterpret_cast<const float*>(B) + pc * g.b_rs + j0
+                                                       : bpack + s * kNr * kc;
+                            // Packed: the last tile of this sliver prefetches the next one.
+                            // In place: every tile prefetches a share of the next one's rows.
+                            const bool next_in_place = b_in_place && cols.end - j0 >= 2 * kNr && s + 1 < slivers;
+                            const float* nb = in_place ? (next_in_place ? bp + kNr : nullptr)
+                                              : ir + kMr >= mcur && s + 1 < slivers ? bp + kNr * kc
+                                                                                    : nullptr;
+                            // (a helper, not a lambda: a lambda capturing acc kept it in memory, 2.5x slower)
+                            const BSliver bs{bp, in_place ? g.b_rs : 0, nb, ir / kMr, row_tiles};
                             // prefetch what the epilogue reads or writes (full tiles)
                             if (mrows == kMr && !first && (kF32Out || accbuf)) {
                                 if constexpr (kF32Out) {
-                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, nb);
+                                    tile_kernel(kc, ap, bs, acc,
+                                                TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
                                 } else {
-                                    micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n}, nb);
+                                    tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n});
                                 }
                             } else if (mrows == kMr && first && C) {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs}, nb);
+                                tile_kernel(kc, ap, bs, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs});
                             } else if (mrows == kMr && last) {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, nb);
+                                tile_kernel(kc, ap, bs, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
                             } else {
-                                micro_kernel(kc, ap, bp, acc, TilePrefetch<float>{}, nb);
+                                tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{});
                             }
 
                             TileDest<OUT> t;
