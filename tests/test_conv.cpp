@@ -220,6 +220,12 @@ std::vector<ConvCase> cases() {
             TOPS_ACT_SILU),
         cc("smallc_misaligned", 1, 3, 9, 10, 24).kernel(3, 3).stride(2, 2).pad_all(1).with_bias().with_residual()
             .misaligned(1),
+        // CUDA: dense NCHW x of at least 32 channels is transposed tile by tile
+        // (conv_repack.cu): partial pixel and channel tiles, channels padded
+        cc("nchw_x_tiles_c70", 2, 70, 9, 15, 24).kernel(3, 3).pad_all(1).with_bias().layouts(all),
+        // CPU: an NCHW 1x1 convolution's GEMM reads x in place (few filters,
+        // shallow reduction: gemm_blocked.cpp), full and partial slivers
+        cc("pointwise_nchw_x_in_place", 2, 40, 7, 9, 24).with_bias().with_residual().activation(TOPS_ACT_RELU),
         // layouts, alignment, threads
         cc("layouts_3x3", 2, 6, 5, 6, 10).kernel(3, 3).pad(1, 0, 2, 1).with_bias().with_residual().layouts(all),
         cc("layouts_groups", 1, 12, 5, 5, 9).kernel(3, 3).pad_all(1).group(3).layouts(all),

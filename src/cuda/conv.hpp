@@ -91,7 +91,11 @@ struct ConvRepackParams {
     int64_t fold = 1, out3 = 0, step3 = 0, dil3 = 0, pad3 = 0;
     __host__ __device__ int64_t dst_dim3() const { return fold > 1 ? out3 : dims[3]; }
 };
-Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream);
+// pdl: launched as a programmatic dependent of the stream's previous kernel,
+// which must be a repack too (conv_repack.cu); conv_repack_pdl_ok says
+// whether the device runs that form.
+Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream, bool pdl);
+bool conv_repack_pdl_ok(const DeviceInfo& dev);
 
 // The Hopper implicit GEMM (conv_sm90.cu): f16 / bf16, groups 1, stride and
 // dilation 1, channels-last x, KRSC w and y with unit channel strides and

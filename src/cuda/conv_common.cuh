@@ -1,6 +1,7 @@
 // Device helpers shared by the Conv2d kernels: the fused epilogue
 // y = act(alpha * acc + bias + beta * residual) for one output element or for
-// eight consecutive output channels, and output-pixel decomposition.
+// eight consecutive output channels, output-pixel decomposition, and the
+// element-type dispatch of the conv kernels.
 #pragma once
 
 #include <cstdint>
@@ -111,6 +112,17 @@ __device__ __forceinline__ void conv_store_vec8(const ConvKernelParams& p, int64
 #pragma unroll
     for (int e = 0; e < kConvEpiChannels; ++e) v[e] = p.alpha * acc[e] + conv_bias<T>(p, ko + e);
     conv_finish_vec8<T, A>(p, y_off, res_off, ko, v);
+}
+
+// Runs fn(T{}) for the element type of a conv kernel (f16, bf16, f32).
+template <class Fn>
+Status with_elem(tops_dtype_t dtype, const char* what, Fn&& fn) {
+    switch (dtype) {
+        case TOPS_DTYPE_F16: return fn(__half{});
+        case TOPS_DTYPE_BF16: return fn(__nv_bfloat16{});
+        case TOPS_DTYPE_F32: return fn(float{});
+        default: return Status(TOPS_ERROR_INTERNAL, fmt(what, ": unexpected dtype"));
+    }
 }
 
 }  // namespace tops::cuda

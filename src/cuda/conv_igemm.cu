@@ -467,89 +467,11 @@ __global__ void __launch_bounds__(256) conv_splitk_epilogue_kernel(const __grid_
     }
 }
 
-// One thread per (d0, channel chunk, d2, d3): a chunk's channels gathered,
-// 16 bytes stored; d3 is the fast thread direction, the unit-stride dim of NCHW.
-// (Walking the chunks fastest, so that a warp writes whole folded pixels,
-// measured the same: 40 us for the folded f16 stem's 39 MB either way.)
-template <class T>
-__global__ void __launch_bounds__(256) conv_repack_kernel(const __grid_constant__ ConvRepackParams p) {
-    constexpr int CE = kChunkElems<T>;
-    const T* src = static_cast<const T*>(p.src);
-    T* dst = static_cast<T*>(p.dst);
-    const int64_t chunks = p.cpad / CE;
-    const int64_t d3 = p.dst_dim3();
-    const int64_t total = p.dims[0] * chunks * p.dims[2] * d3;
-    const int64_t step = int64_t(gridDim.x) * blockDim.x;
-    const T zero = ElemTraits<T>::from_float(0.0f);
-    for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-        int64_t rest = e;
-        const int64_t i3 = rest % d3;
-        rest /= d3;
-        const int64_t i2 = rest % p.dims[2];
-        rest /= p.dims[2];
-        const int64_t ch = rest % chunks;
-        const int64_t i0 = rest / chunks;
-        const T* s = src + (i0 * p.strides[0] + i2 * p.strides[2]);
-        Vec<T, CE> v;
-        if (p.fold == 1) {
-            s += i3 * p.strides[3];
-#pragma unroll
-            for (int j = 0; j < CE; ++j) {
-                const int64_t c = ch * CE + j;
-                v.v[j] = c < p.dims[1] ? s[c * p.strides[1]] : zero;
-            }
-        } else {  // one division per chunk; (tap, ci), the column and the offset then step with j
-            const int cin = int(p.dims[1]), src3 = int(p.dims[3]), dil3 = int(p.dil3);
-            int tap = int(ch * CE) / cin, ci = int(ch * CE) - tap * cin;
-            int at = int(i3 * p.step3 - p.pad3) + tap * dil3;  // the plan keeps input columns in int range
-            int64_t off = ci * p.strides[1] + int64_t(at) * p.strides[3];
-            const int64_t wrap = dil3 * p.strides[3] - cin * p.strides[1];
-#pragma unroll
-            for (int j = 0; j < CE; ++j) {
-                v.v[j] = tap < p.fold && at >= 0 && at < src3 ? s[off] : zero;
-                off += p.strides[1];
-                if (++ci == cin) {
-                    ci = 0;
-                    ++tap;
-                    at += dil3;
-                    off += wrap;
-                }
-            }
-        }
-        T* d = dst + ((i0 * p.dims[2] + i2) * d3 + i3) * p.cpad + ch * CE;
-        if constexpr (sizeof(T) == 4) {
-            if (p.plane != 0) {  // TF32 big part here, small part p.plane elements on
-                Vec<T, CE> small;
-#pragma unroll
-                for (int j = 0; j < CE; ++j) {
-                    uint32_t big_bits, small_bits;
-                    tf32_split(__float_as_uint(v.v[j]), big_bits, small_bits);
-                    v.v[j] = __uint_as_float(big_bits);
-                    small.v[j] = __uint_as_float(small_bits);
-                }
-                *reinterpret_cast<Vec<T, CE>*>(d + p.plane) = small;
-            }
-        }
-        *reinterpret_cast<Vec<T, CE>*>(d) = v;
-    }
-}
-
 template <class Tile>
 dim3 igemm_grid(const ConvKernelParams& p) {
     const int64_t m = int64_t(p.n) * p.p * p.q;
     return dim3(unsigned((m + Tile::BM - 1) / Tile::BM), unsigned((p.k + Tile::BN - 1) / Tile::BN),
                 unsigned(p.groups * p.splits));
-}
-
-// Runs fn(T{}) for the element type of dtype.
-template <class Fn>
-Status with_elem(tops_dtype_t dtype, const char* what, Fn&& fn) {
-    switch (dtype) {
-        case TOPS_DTYPE_F16: return fn(__half{});
-        case TOPS_DTYPE_BF16: return fn(__nv_bfloat16{});
-        case TOPS_DTYPE_F32: return fn(float{});
-        default: return Status(TOPS_ERROR_INTERNAL, fmt(what, ": unexpected dtype"));
-    }
 }
 
 // The one dispatch point: (dtype, config, TF32 for f32) -> fn(Tile{}, T{},
@@ -596,19 +518,6 @@ Status igemm_prepare(IgemmConfig c, tops_dtype_t dtype, bool tf32) {
         return cuda_status(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 IgemmElem<T, Tile>::kSmem),
                            "conv igemm: cudaFuncSetAttribute");
-    });
-}
-
-Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream) {
-    constexpr int kThreads = 256;
-    constexpr int64_t kMaxBlocks = int64_t(1) << 20;
-    const int64_t total = p.dims[0] * (p.cpad * int64_t(dtype_size(dtype)) / kChunkBytes) * p.dims[2] * p.dst_dim3();
-    if (total == 0) return Status::ok();
-    const int grid = int(std::min(kMaxBlocks, (total + kThreads - 1) / kThreads));
-    return with_elem(dtype, "conv repack", [&](auto elem) {
-        using T = decltype(elem);
-        conv_repack_kernel<T><<<grid, kThreads, 0, stream>>>(p);
-        return launch_status("conv_repack");
     });
 }
 
