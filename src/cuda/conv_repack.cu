@@ -102,7 +102,8 @@ __global__ void __launch_bounds__(kRepackThreads) conv_repack_kernel(const __gri
             }
         }
         *reinterpret_cast<Vec<T, CE>*>(d) = v;
-    }    wait_for_primary();
+    }
+    wait_for_primary();
 }
 
 // Dense NCHW x, no fold: block (pixel tile, channel tile, image) transposes
