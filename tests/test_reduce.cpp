@@ -191,7 +191,9 @@ TEST_P(ReduceSpecialTest, NaNPropagatesThroughMaxAndMin) {
             for (size_t i = 0; i < out.size(); ++i) {
                 const bool nan_expected = i == (axes == 2u ? 3u : 57u);
                 EXPECT_EQ(std::isnan(out[i]), nan_expected) << "output " << i << " = " << out[i];
-                if (!nan_expected) EXPECT_EQ(out[i], ref[i]) << "output " << i;
+                if (!nan_expected) {
+                    EXPECT_EQ(out[i], ref[i]) << "output " << i;
+                }
             }
         }
     }

@@ -74,11 +74,7 @@ std::string forced_algo() {
 
 template <class F>
 void dispatch_isa(Isa isa, F f) {
-    switch (isa) {
-        case Isa::avx512: f(ArchAvx512{}); break;
-        case Isa::avx2: f(ArchAvx2{}); break;
-        default: f(ArchSse4{}); break;
-    }
+    isa_dispatch_to(isa, f);
 }
 
 // ------------------------------------------------------------------ direct

@@ -166,11 +166,7 @@ public:
 private:
     template <class F>
     void run(F f, const GemmArgs& g) const {
-        switch (isa_) {
-            case Isa::avx512: f(ArchAvx512{}, g); break;
-            case Isa::avx2: f(ArchAvx2{}, g); break;
-            default: f(ArchSse4{}, g); break;
-        }
+        isa_dispatch_to(isa_, f, g);
     }
 
     GemmParams p_;

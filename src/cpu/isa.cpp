@@ -15,7 +15,7 @@ static bool has_f16c() {
     return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
 }
 
-Isa best_isa() {
+static Isa best_cpu_isa() {
     __builtin_cpu_init();
     // avx512 kernels are built for x86-64-v4 (AVX-512 F, BW, DQ, VL).
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -27,6 +27,11 @@ Isa best_isa() {
         return Isa::avx2;
     }
     return Isa::sse4;
+}
+
+Isa best_isa() {
+    const Isa cpu = best_cpu_isa();
+    return int(cpu) <= int(kMaxBuiltIsa) ? cpu : kMaxBuiltIsa;
 }
 
 Isa active_isa() {

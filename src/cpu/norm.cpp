@@ -148,11 +148,7 @@ private:
 
     template <class F>
     void dispatch(F f, const NormArgs& a) const {
-        switch (isa_) {
-            case Isa::avx512: f(ArchAvx512{}, a); break;
-            case Isa::avx2: f(ArchAvx2{}, a); break;
-            default: f(ArchSse4{}, a); break;
-        }
+        isa_dispatch_to(isa_, f, a);
     }
 
     NormParams p_;

@@ -333,11 +333,7 @@ private:
 
     template <class F, class Args>
     void dispatch(F f, const Args& a) const {
-        switch (isa_) {
-            case Isa::avx512: f(ArchAvx512{}, a); break;
-            case Isa::avx2: f(ArchAvx2{}, a); break;
-            default: f(ArchSse4{}, a); break;
-        }
+        isa_dispatch_to(isa_, f, a);
     }
 
     ReduceParams p_;

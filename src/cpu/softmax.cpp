@@ -197,11 +197,7 @@ private:
     // the plan keeps its own copy so the name it reports is what runs).
     template <class F, class Args>
     void dispatch(F f, const Args& a) const {
-        switch (isa_) {
-            case Isa::avx512: f(ArchAvx512{}, a); break;
-            case Isa::avx2: f(ArchAvx2{}, a); break;
-            default: f(ArchSse4{}, a); break;
-        }
+        isa_dispatch_to(isa_, f, a);
     }
 
     SoftmaxParams p_;
