@@ -172,10 +172,13 @@ std::vector<ConvCase> cases() {
         cc("sm90_many_tiles", 8, 16, 56, 56, 64).kernel(3, 3).pad_all(1).activation(TOPS_ACT_RELU),
         cc("sm90_k256_128_wide", 4, 16, 56, 56, 256).kernel(3, 3).pad_all(1).with_bias(),  // 224 tiles of 128 channels
         // split-K on clusters of two CTAs: 4 tiles of 128 channels (odd batch,
-        // bias, ReLU), and forced on 84 tiles, more than the clusters that fit
-        // (each cluster then walks several tiles)
+        // bias, ReLU), forced on 3 tiles (an odd count), and forced on 84
+        // tiles, more than the clusters that fit (each cluster then walks
+        // several tiles)
         cc("sm90_split_c128_k256_7x7", 3, 128, 7, 7, 256).kernel(3, 3).pad_all(1).with_bias().activation(
             TOPS_ACT_RELU),
+        cc("sm90_split_three_tiles", 1, 128, 7, 7, 384).kernel(3, 3).pad_all(1).with_bias().with_env(
+            "TOPS_CONV_SM90_SPLIT", "1"),
         cc("sm90_split_forced_many_tiles", 1, 8, 56, 56, 384).kernel(2, 2).pad(1, 0, 1, 0).with_env(
             "TOPS_CONV_SM90_SPLIT", "1"),
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),

@@ -1,7 +1,7 @@
 // Device helpers shared by the Conv2d kernels: the fused epilogue
 // y = act(alpha * acc + bias + beta * residual) for one output element or for
-// eight consecutive output channels, output-pixel decomposition, and the
-// element-type dispatch of the conv kernels.
+// eight consecutive output channels, output-pixel decomposition, the
+// element-type dispatch of the conv kernels, and their 16-byte chunk unit.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,12 @@
 #include "cuda/conv.hpp"
 
 namespace tops::cuda {
+
+// The unit the conv kernels move operands in: one cp.async, one ldmatrix
+// row, one vector store.
+constexpr int kChunkBytes = 16;
+template <class T>
+constexpr int kChunkElems = kChunkBytes / int(sizeof(T));  // 8 f16 / bf16, 4 f32
 
 template <class T>
 __device__ __forceinline__ float conv_bias(const ConvKernelParams& p, int64_t ko) {

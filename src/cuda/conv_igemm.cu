@@ -48,12 +48,8 @@
 namespace tops::cuda {
 namespace {
 
-constexpr int kChunkBytes = 16;     // one cp.async / one ldmatrix row
 constexpr int kStepBytes = 32;      // one k-step: k16 of f16 / bf16, k8 of TF32
 constexpr int kEpiPad = 8;          // f32 padding per staged row: conflict-free float2 stores
-
-template <class T>
-constexpr int kChunkElems = kChunkBytes / int(sizeof(T));  // 8 f16 / bf16, 4 f32
 
 // Tile traits: (BM pixels, BN channels, KB bytes of reduction per smem row)
 // per CTA, (WM, WN) per warp. A row holds KB / sizeof(T) reduction elements:

@@ -29,9 +29,6 @@
 namespace tops::cuda {
 namespace {
 
-constexpr int kChunkBytes = 16;  // one destination vector
-template <class T>
-constexpr int kChunkElems = kChunkBytes / int(sizeof(T));
 constexpr int kRepackThreads = 256;
 constexpr int kPlaneTilePixels = 64;    // a transposed tile: 64 pixels (a 256-byte f32 run per channel)
 constexpr int kPlaneTileChannels = 32;  // x 32 channels (128 bytes of each f32 destination pixel)

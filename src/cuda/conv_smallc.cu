@@ -42,14 +42,14 @@ namespace tops::cuda {
 namespace {
 
 constexpr int kStepElems = 16;                 // one mma k-step of f16 / bf16
-constexpr int kChunkElems = 8;                 // 16 bytes of f16 / bf16
+constexpr int kChunkHalves = kChunkElems<__half>;  // 16 bytes of f16 / bf16
 constexpr int kBlockN = 64;                    // output channels per CTA
 constexpr int kNTiles = kBlockN / 8;           // n8 MMA tiles per warp
 constexpr int kWarpMTiles = 2;                 // m16 tiles per warp pass
 constexpr int kMaxWarps = 8;
 constexpr int kStageBatch = 4;                 // window pixels a thread loads before storing (stem: 4.1 per band)
 constexpr int kMaxSteps = 4;                   // S * cp <= 64
-constexpr int kRowPad = kChunkElems;           // filter row pad: an odd number of 16-byte units per row
+constexpr int kRowPad = kChunkHalves;          // filter row pad: an odd number of 16-byte units per row
 constexpr int kHalfN = kBlockN / 2;            // channels staged per epilogue pass
 constexpr int kStageLd = kHalfN + 8;           // f32 staging pitch: conflict-free float2 stores
 // Shared memory per CTA: the stem's tile takes 64 KB; registers (128 per
@@ -191,12 +191,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) conv_smallc_kernel(const __
             // the pack kernel: this grid may start as its programmatic
             // dependent, staging x while the pack runs.
             wait_for_primary();
-            const int chunks_per_row = filter_row_elems(t, p.r) / kChunkElems;
+            const int chunks_per_row = filter_row_elems(t, p.r) / kChunkHalves;
             const uint16_t* src = a.wpack + int64_t(n0) * filter_row_elems(t, p.r);
             for (int i = tid; i < kBlockN * chunks_per_row; i += nthreads) {
                 const int row = i / chunks_per_row, chunk = i % chunks_per_row;
-                cp_async_16_zfill(smem_addr(sw + row * wpitch + chunk * kChunkElems),
-                                  src + int64_t(i) * kChunkElems, true);
+                cp_async_16_zfill(smem_addr(sw + row * wpitch + chunk * kChunkHalves),
+                                  src + int64_t(i) * kChunkHalves, true);
             }
             cp_async_commit();
         }
@@ -333,10 +333,10 @@ std::string conv_smallc_plan(const ConvKernelParams& kp, tops_dtype_t dtype, con
     if (env_flag("TOPS_CONV_SMALLC") == '0') return "TOPS_CONV_SMALLC=0";
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "f32 (the window kernel is f16 / bf16)";
     if (kp.groups != 1) return "grouped";
-    if (kp.c >= kChunkElems) return "channels fill a 16-byte chunk";
+    if (kp.c >= kChunkHalves) return "channels fill a 16-byte chunk";
     if (kp.dil_w != 1) return "dilated columns";
     ConvSmallcTile t;
-    t.cp = kp.stride_w % 2 == 0 && kp.c <= kChunkElems / 2 ? kChunkElems / 2 : kChunkElems;
+    t.cp = kp.stride_w % 2 == 0 && kp.c <= kChunkHalves / 2 ? kChunkHalves / 2 : kChunkHalves;
     if (int64_t(kp.s) * t.cp > int64_t(kMaxSteps) * kStepElems) return "filter row wider than 64 reduction columns";
     t.ksteps = int(ceil_div(int64_t(kp.s) * t.cp, int64_t(kStepElems)));
     const int mq_all = int(ceil_div(int64_t(kp.q), int64_t(16)));
