@@ -184,6 +184,20 @@ struct TilePrefetch {
 };
 constexpr int64_t kTilePrefetchSteps = 2 * kMr;
 
+// k step p < kTilePrefetchSteps of the tile prefetch: one end of row p / 2.
+template <class T>
+TOPS_MICRO_INLINE void prefetch_tile_step(const TilePrefetch<T>& pf, int64_t p) {
+    __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
+}
+
+TOPS_MICRO_INLINE void zero_tile(Tile& acc) {
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
+    }
+}
+
 // acc (MR, NR) = a (kc, MR) packed ^T @ b (kc, NR) packed. next_b (or
 // nullptr): the B sliver the next tile reads, pulled into L2 two lines per
 // k step (the last tile of a sliver passes it: the packed B panel is larger
@@ -191,16 +205,12 @@ constexpr int64_t kTilePrefetchSteps = 2 * kMr;
 template <class T>
 TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc,
                                     TilePrefetch<T> pf, const float* next_b) {
-#pragma GCC unroll 32
-    for (int i = 0; i < kMr; ++i) {
-#pragma GCC unroll 2
-        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
-    }
+    zero_tile(acc);
     int64_t p = 0;
     if (pf.p) {
         const int64_t steps = std::min(kc, kTilePrefetchSteps);
         for (; p < steps; ++p) {
-            __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
+            prefetch_tile_step(pf, p);
             fma_step(a, b, acc);
             a += kMr;
             b += kNr;
@@ -234,15 +244,11 @@ template <class T>
 TOPS_MICRO_INLINE void micro_kernel_b_in_place(int64_t kc, const float* __restrict a, const float* __restrict b,
                                                int64_t b_rs, Tile& acc, TilePrefetch<T> pf, const float* next_b,
                                                int64_t pf_row, int64_t pf_every) {
-#pragma GCC unroll 32
-    for (int i = 0; i < kMr; ++i) {
-#pragma GCC unroll 2
-        for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
-    }
+    zero_tile(acc);
     const int64_t tile_steps = pf.p ? std::min(kc, kTilePrefetchSteps) : 0;
     if (!next_b) pf_row = kc;
     for (int64_t p = 0; p < kc; ++p) {
-        if (p < tile_steps) __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
+        if (p < tile_steps) prefetch_tile_step(pf, p);
         if (p == pf_row) {
             __builtin_prefetch(next_b + p * b_rs, 0, 2);
             __builtin_prefetch(next_b + p * b_rs + kNr - 1, 0, 2);
