@@ -209,10 +209,14 @@ public:
     }
 
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
+        return execute_on(ctx, args, team_size(ctx));
+    }
+
+    // execute on a team of `threads` (team_size(ctx), which the caller has).
+    Status execute_on(const ExecContext& ctx, const ArgTable& args, int threads) const {
         if (p_.y.numel() == 0) return Status::ok();
         unsigned char* ws = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<uintptr_t>(args.workspace)));
         const bool pbc = orient_ == ConvGemmOrientation::pixels_by_channels;
-        const int threads = team_size(ctx);
         ConvGemmArgs g;
         g.orientation = orient_;
         g.batch = p_.batch;
@@ -329,7 +333,8 @@ public:
                    pbc_.reason());
     }
     Status execute(const ExecContext& ctx, const ArgTable& args) const override {
-        return pbc_.team_size(ctx) >= min_pbc_threads_ ? pbc_.execute(ctx, args) : cbp_.execute(ctx, args);
+        const int threads = pbc_.team_size(ctx);  // the same for both orientations
+        return threads >= min_pbc_threads_ ? pbc_.execute_on(ctx, args, threads) : cbp_.execute_on(ctx, args, threads);
     }
 
 private:
