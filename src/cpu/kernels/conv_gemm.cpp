@@ -105,6 +105,7 @@ struct TileMap {
     int64_t chan_row[kMr], chan_col[kNr];  // -1 where the channel is on the other axis
     int mrows = 0, ncols = 0;
     bool bias_on_cols = false;
+    bool vec_cols = false;  // whole rows of vector stores (set_vec_cols, once the columns are known)
 };
 
 bool contiguous(const int64_t* off, int n) {
@@ -114,15 +115,20 @@ bool contiguous(const int64_t* off, int n) {
     return true;
 }
 
+// Whether tile rows go out as vectors: all NR columns, contiguous in y and
+// the residual, bias along them unit-strided. Set once per column block.
+void set_vec_cols(const ConvGemmArgs& g, TileMap& t) {
+    t.vec_cols = t.ncols == kNr && contiguous(t.y_col, kNr) && (!g.res || contiguous(t.r_col, kNr)) &&
+                 (!g.bias || !t.bias_on_cols || g.bias_s == 1);
+}
+
 template <tops_dtype_t OUT>
 void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
     using TO = storage_t<OUT>;
     TO* y = static_cast<TO*>(g.y);
     const TO* res = static_cast<const TO*>(g.res);
     const TO* bias = static_cast<const TO*>(g.bias);
-    const bool vec = t.ncols == kNr && contiguous(t.y_col, kNr) && (!res || contiguous(t.r_col, kNr)) &&
-                     (!bias || !t.bias_on_cols || g.bias_s == 1);
-    if (vec) {
+    if (t.vec_cols) {
         VecF bcol[kNv];
         for (int v = 0; v < kNv; ++v) {
             bcol[v] = bias && t.bias_on_cols ? load<OUT>(bias + t.chan_col[0] + v * kLanes) : VecF(0.0f);
@@ -153,10 +159,12 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
 }
 
 
-// Window origin of output pixel m of image n in xp, group g's channels.
-const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
-    const int64_t p = m / g.out_w, q = m % g.out_w;
+// Window origin of output pixel (p, q) of image n in xp, group g's channels.
+const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t p, int64_t q) {
     return g.xp + n * g.xp_img + p * g.stride_h * g.xp_row + q * g.stride_w * g.xp_pix + grp * g.cg * g.xp_chan;
+}
+const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m) {
+    return pixel_origin(g, n, grp, m / g.out_w, m % g.out_w);
 }
 
 // One task of pixels_by_channels: pixels [m0, m1) x channels [j0, j1) of (n, grp).
@@ -176,15 +184,21 @@ void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
             t.y_col[c] = k * g.ys[1];
             t.r_col[c] = k * g.rs[1];
         }
+        set_vec_cols(g, t);
         for (int64_t m = m0; m < m1; m += kMr) {
             t.mrows = int(std::min<int64_t>(kMr, m1 - m));
             const float* rows[kMr];
+            // Pixel (p, q) of row i, stepped along the output rows (one
+            // division per tile); rows past mrows repeat the last pixel.
+            int64_t p = m / g.out_w, q = m % g.out_w;
             for (int i = 0; i < kMr; ++i) {
-                const int64_t mi = m + std::min(i, t.mrows - 1);
-                rows[i] = pixel_origin(g, n, grp, mi);
-                const int64_t p = mi / g.out_w, q = mi % g.out_w;
+                rows[i] = pixel_origin(g, n, grp, p, q);
                 t.y_row[i] = n * g.ys[0] + p * g.ys[2] + q * g.ys[3];
                 t.r_row[i] = n * g.rs[0] + p * g.rs[2] + q * g.rs[3];
+                if (i + 1 < t.mrows && ++q == g.out_w) {
+                    q = 0;
+                    ++p;
+                }
             }
             Tile acc;
             if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc);
@@ -236,6 +250,7 @@ void task_channels_by_pixels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
             t.y_col[c] = p * g.ys[2] + q * g.ys[3];
             t.r_col[c] = p * g.rs[2] + q * g.rs[3];
         }
+        set_vec_cols(g, t);
         for (int64_t k = k0; k < k1; k += kMr) {
             t.mrows = int(std::min<int64_t>(kMr, k1 - k));
             const float* rows[kMr];
