@@ -72,11 +72,6 @@ std::string forced_algo() {
     return env ? env : "";
 }
 
-template <class F>
-void dispatch_isa(Isa isa, F f) {
-    isa_dispatch_to(isa, f);
-}
-
 // ------------------------------------------------------------------ direct
 
 class ConvDirectPlan final : public OpPlan {
@@ -275,7 +270,7 @@ public:
             if (x_rows > 0 || filter_units > 0) team_barrier();
             const Share ts(tasks, t, nt);
             if (ts.empty()) return;
-            dispatch_isa(isa_, [&](auto arch) {
+            isa_dispatch_to(isa_, [&](auto arch) {
                 switch (p_.y.dtype) {
                     case TOPS_DTYPE_F16: ConvGemmKernel<TOPS_DTYPE_F16>{}(arch, g, ts.begin, ts.end, t); break;
                     case TOPS_DTYPE_BF16: ConvGemmKernel<TOPS_DTYPE_BF16>{}(arch, g, ts.begin, ts.end, t); break;
@@ -395,7 +390,7 @@ public:
         g.wt = wt;
         set_epilogue(p_, args, &g);
         g.threads = threads;
-        dispatch_isa(isa_, [&](auto arch) {
+        isa_dispatch_to(isa_, [&](auto arch) {
             switch (p_.y.dtype) {
                 case TOPS_DTYPE_F16: ConvDepthwiseKernel<TOPS_DTYPE_F16>{}(arch, g); break;
                 case TOPS_DTYPE_BF16: ConvDepthwiseKernel<TOPS_DTYPE_BF16>{}(arch, g); break;
