@@ -1,5 +1,6 @@
 // The CUDA Conv2d kernels' shared parameter struct and launchers.
 //   conv_sm90.cu       Hopper implicit GEMM (TMA + wgmma; NHWC f16/bf16, stride 1)
+//   conv_sm90_3xtf32.cu  its f32 form as 3xTF32 on repacked operands (any y layout)
 //   conv_igemm.cu      tensor-core implicit GEMM (NHWC, channels a multiple of a
 //                      16-byte chunk; f16/bf16, f32 as 3xTF32)
 //   conv_smallc.cu     tensor-core direct kernel for fewer channels than a
@@ -123,6 +124,35 @@ const char* conv_sm90_kernel_name(const ConvSm90Problem& q);
 bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y);
 Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
                         int sm_count, cudaStream_t stream);
+
+// A tile's 128 output pixels as a box of (bq columns, bp rows, bn images) of
+// y, the box that pads the output least; returns the number of pixel tiles.
+int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]);
+
+// The Hopper 3xTF32 implicit GEMM (conv_sm90_3xtf32.cu): f32, groups 1,
+// stride and dilation 1, act none or relu, no residual; x and w as the
+// repack writes them with `plane` set: dense NHWC x and KRSC w, cpad
+// channels, each a TF32 big plane followed x_plane / w_plane elements on by
+// its small plane; y in any strides (8-byte pixel pairs where unit-stride).
+struct ConvTf32Problem {
+    Activation act = Activation::none;
+    int n = 0, h = 0, w = 0, cpad = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
+    int64_t x_plane = 0, w_plane = 0;
+    int64_t ys[4] = {};
+    int64_t bias_stride = 0;
+    float alpha = 1.0f;
+    int bq = 0, bp = 0, bn = 0;  // the pixel box, as in ConvSm90Problem
+    int tiles = 0;
+};
+// Fills `out` and returns "" when the kernel takes the problem on `dev`,
+// else why not. TOPS_CONV_SM90_TF32=0 turns it off, =1 takes it below 128
+// output channels too.
+std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev,
+                                  ConvTf32Problem* out);
+const char* conv_sm90_3xtf32_kernel_name();
+// x_planes and w_planes 16-byte aligned (the workspace).
+Status launch_conv_sm90_3xtf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
+                               const void* bias, int sm_count, cudaStream_t stream);
 
 // The small-channel window kernel (conv_smallc.cu): f16 / bf16, groups 1,
 // fewer channels than a 16-byte chunk, undilated columns, S * cp <= 64. A

@@ -1,7 +1,7 @@
 // Conv2d operands rewritten into the tensor-core kernels' layouts: dense
 // NHWC x and KRSC w, channels zero-padded to a whole 16-byte chunk, with a
-// filter row's taps optionally folded into the channels and f32 filters split
-// into TF32 big and small planes (ConvRepackParams, conv.hpp).
+// filter row's taps optionally folded into the channels and f32 operands
+// optionally split into TF32 big and small planes (ConvRepackParams, conv.hpp).
 //
 // Strategy: two kernels.
 //  - The general one: one thread per destination chunk gathers the chunk's
@@ -33,6 +33,26 @@ constexpr int kRepackThreads = 256;
 constexpr int kPlaneTilePixels = 64;    // a transposed tile: 64 pixels (a 256-byte f32 run per channel)
 constexpr int kPlaneTileChannels = 32;  // x 32 channels (128 bytes of each f32 destination pixel)
 constexpr int64_t kMaxGridY = 65535, kMaxGridZ = 65535;
+
+// Stores one chunk at d; f32 with a nonzero plane stores its TF32 big part
+// there and its small part plane elements on.
+template <class T, int CE>
+__device__ __forceinline__ void store_chunk(T* d, Vec<T, CE> v, int64_t plane) {
+    if constexpr (sizeof(T) == 4) {
+        if (plane != 0) {
+            Vec<T, CE> small;
+#pragma unroll
+            for (int j = 0; j < CE; ++j) {
+                uint32_t big_bits, small_bits;
+                tf32_split(__float_as_uint(v.v[j]), big_bits, small_bits);
+                v.v[j] = __uint_as_float(big_bits);
+                small.v[j] = __uint_as_float(small_bits);
+            }
+            *reinterpret_cast<Vec<T, CE>*>(d + plane) = small;
+        }
+    }
+    *reinterpret_cast<Vec<T, CE>*>(d) = v;
+}
 
 // One thread per (d0, channel chunk, d2, d3): a chunk's channels gathered,
 // 16 bytes stored; d3 is the fast thread direction, the unit-stride dim of NCHW.
@@ -84,21 +104,7 @@ __global__ void __launch_bounds__(kRepackThreads) conv_repack_kernel(const __gri
                 }
             }
         }
-        T* d = dst + ((i0 * p.dims[2] + i2) * d3 + i3) * p.cpad + ch * CE;
-        if constexpr (sizeof(T) == 4) {
-            if (p.plane != 0) {  // TF32 big part here, small part p.plane elements on
-                Vec<T, CE> small;
-#pragma unroll
-                for (int j = 0; j < CE; ++j) {
-                    uint32_t big_bits, small_bits;
-                    tf32_split(__float_as_uint(v.v[j]), big_bits, small_bits);
-                    v.v[j] = __uint_as_float(big_bits);
-                    small.v[j] = __uint_as_float(small_bits);
-                }
-                *reinterpret_cast<Vec<T, CE>*>(d + p.plane) = small;
-            }
-        }
-        *reinterpret_cast<Vec<T, CE>*>(d) = v;
+        store_chunk(dst + ((i0 * p.dims[2] + i2) * d3 + i3) * p.cpad + ch * CE, v, p.plane);
     }
     wait_for_primary();
 }
@@ -132,7 +138,7 @@ __global__ void __launch_bounds__(kRepackThreads)
         Vec<T, CE> v;
 #pragma unroll
         for (int j = 0; j < CE; ++j) v.v[j] = tile[q][k * CE + j];
-        *reinterpret_cast<Vec<T, CE>*>(dst + pix * p.cpad + ch) = v;
+        store_chunk(dst + pix * p.cpad + ch, v, p.plane);
     }
     wait_for_primary();
 }
@@ -152,10 +158,10 @@ Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStr
     // (Fewer channels than a tile, as the 3-channel stem, stay on the general
     // kernel: their tiles would be mostly padding. The f32 stem's whole call
     // was 41-49 us slower with its x through them; the repack alone was not
-    // timed.)
-    const bool planes = p.fold == 1 && p.plane == 0 && p.strides[3] == 1 && p.strides[2] == p.dims[3] &&
-                        p.cpad >= kPlaneTileChannels && channel_tiles <= kMaxGridY && p.dims[0] <= kMaxGridZ &&
-                        (pixels + kPlaneTilePixels - 1) / kPlaneTilePixels <= kMaxBlocks;
+    // timed. A split f32 filter, whose pixels are its few taps, stays there too.)
+    const bool planes = p.fold == 1 && (p.plane == 0 || pixels >= kPlaneTilePixels) && p.strides[3] == 1 &&
+                        p.strides[2] == p.dims[3] && p.cpad >= kPlaneTileChannels && channel_tiles <= kMaxGridY &&
+                        p.dims[0] <= kMaxGridZ && (pixels + kPlaneTilePixels - 1) / kPlaneTilePixels <= kMaxBlocks;
     return with_elem(dtype, "conv repack", [&](auto elem) {
         using T = decltype(elem);
         ConvRepackParams a = p;

@@ -211,6 +211,23 @@ Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const 
 
 }  // namespace
 
+// The first listed on a tie. 7x7 outputs take two 8x8 images, 14x14 one 16x8
+// box, 28x28 and 56x56 32x4 boxes. Every bq is even (the 3xTF32 kernel
+// stores pixel pairs of one row).
+int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]) {
+    constexpr int kBoxes[][3] = {{32, 4, 1}, {16, 8, 1}, {8, 16, 1}, {8, 8, 2}};
+    static_assert(kBoxes[0][0] * kBoxes[0][1] * kBoxes[0][2] == kTilePixels, "boxes of a tile's pixels");
+    int64_t best = -1;
+    for (const auto& b : kBoxes) {
+        const int64_t padded = ceil_div(q, b[0]) * ceil_div(p, b[1]) * ceil_div(n, b[2]);
+        if (best < 0 || padded < best) {
+            best = padded;
+            box[0] = b[0], box[1] = b[1], box[2] = b[2];
+        }
+    }
+    return best;
+}
+
 const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
     const bool f16 = q.dtype == TOPS_DTYPE_F16;
     if (q.splits == 2) {
@@ -245,19 +262,9 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     }
     q.bias_stride = kp.bias_stride;
     q.alpha = kp.alpha;
-    // Pixel box (bq columns, bp rows, bn images) of 128 pixels: the one that
-    // pads the output least (first listed on a tie). 7x7 outputs take two
-    // 8x8 images, 14x14 one 16x8 box, 28x28 and 56x56 32x4 boxes.
-    const int boxes[][3] = {{32, 4, 1}, {16, 8, 1}, {8, 16, 1}, {8, 8, 2}};
-    int64_t best = -1;
-    for (const auto& b : boxes) {
-        const int64_t padded = ceil_div(q.q, b[0]) * ceil_div(q.p, b[1]) * ceil_div(q.n, b[2]);
-        if (best < 0 || padded < best) {
-            best = padded;
-            q.bq = b[0], q.bp = b[1], q.bn = b[2];
-        }
-    }
-    const int64_t pixel_tiles = best;
+    int box[3];
+    const int64_t pixel_tiles = conv_sm90_pixel_box(q.n, q.p, q.q, box);
+    q.bq = box[0], q.bp = box[1], q.bn = box[2];
     // 128 output channels per tile when K allows and the tiles still fill
     // nine tenths of the SMs; else 64 (twice the tiles). H100, f16 N32:
     // 14x14 K256 ran 230 TFLOP/s at 64 wide (256 tiles) and 350 at 128 wide

@@ -346,7 +346,28 @@ TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WG
 TOPS_WGMMA_RS_NMAJOR(__half, "f16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
 TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
 
+// D(64xN, f32) (+)= A(64x8) B(8xN), TF32 operands (f32 bits, low 13 mantissa
+// bits ignored), A and B^T K-major in shared memory: a k8 slice is 32 bytes
+// of a 128-byte swizzle row, as a k16 slice of 16-bit data.
+template <int N>
+__device__ __forceinline__ void wgmma_ss_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                              uint32_t accumulate);
+
+#define TOPS_WGMMA_SS_TF32(N, LIST, OPS, IA, IB, IP)                                                           \
+    template <>                                                                                               \
+    __device__ __forceinline__ void wgmma_ss_tf32<N>(float(&d)[N / 2], uint64_t desc_a, uint64_t desc_b,       \
+                                                     uint32_t accumulate) {                                   \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                        \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" LIST "}, %" #IA ", %" #IB       \
+                     ", p, 1, 1;\n}\n"                                                                        \
+                     : OPS(d)                                                                                 \
+                     : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                            \
+    }
+
+TOPS_WGMMA_SS_TF32(128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66)
+
 #undef TOPS_WGMMA_SS
+#undef TOPS_WGMMA_SS_TF32
 #undef TOPS_WGMMA_RS_NMAJOR
 
 }  // namespace tops::cuda::sm90

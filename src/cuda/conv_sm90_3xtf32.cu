@@ -1,0 +1,361 @@
+// f32 convolution on Hopper (sm_90a) tensor cores as 3xTF32: the TMA +
+// wgmma implicit GEMM of conv_sm90.cu with each operand split into TF32 big
+// and small parts, y = a_big b_big + (a_big b_small + a_small b_big).
+//
+// Why: the mma.sync 3xTF32 kernel (conv_igemm.cu) splits x's fragments in
+// registers and is bound by issue (0.52 instructions per cycle per
+// scheduler, the tensor pipe at 43%), 0.78x cuDNN's strict f32 on the C128
+// 28x28 layer. wgmma reads both operands from shared memory and issues no
+// per-element work: the three products are 12 wgmmas per K block.
+//
+// Strategy: the repack (conv_repack.cu) writes x as dense NHWC and w as
+// dense KRSC, channels padded to cpad, each as a TF32 big plane followed by
+// its small plane. Roles are swapped against conv_sm90.cu: the GEMM's rows
+// are output channels (A = w, 64 per consumer warpgroup) and its columns
+// output pixels (B = x, a box of 128 pixels gathered by one 5-D TMA load per
+// tap and 32-channel K block, both planes at once, padding as TMA's zero
+// fill), so a thread's accumulator pairs are two neighbouring pixels of one
+// channel: NCHW y is written straight from registers with 8-byte stores.
+// Accuracy: the tensor core truncates as it accumulates, so the big
+// products of a K block go to a fresh accumulator that is added to the
+// result in f32 (as conv_igemm.cu does per step); the cross products, 2^-11
+// of the result's size, accumulate in a second one over the whole
+// reduction, which keeps their truncation below f32 rounding.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "common/env.hpp"
+#include "common/int_math.hpp"
+#include "cuda/common/activation.cuh"
+#include "cuda/common/device.cuh"
+#include "cuda/common/sm90.cuh"
+#include "cuda/common/tensor_map.hpp"
+#include "cuda/conv.hpp"
+
+namespace tops::cuda {
+namespace {
+
+using sm90::kWarpgroupThreads;
+
+constexpr int kPlanes = 2;      // TF32 big part, then small part
+constexpr int kBlockK = 32;     // f32 channels per K block: one 128-byte swizzle row
+constexpr int kWgmmaK = 8;      // the TF32 wgmma's depth
+constexpr uint32_t kSliceBytes = kWgmmaK * sizeof(float);
+constexpr int kWgRows = 64;     // output channels per consumer warpgroup (wgmma M)
+constexpr int kConsumers = 2;
+constexpr int kBlockM = kConsumers * kWgRows;  // output channels per tile
+constexpr int kBlockN = 128;                   // output pixels per tile (wgmma N)
+// Three stages of 64 KiB (both planes of a (128, 32) f32 tile of w and of x)
+// fill 192 of the 227 KiB; a stage is 12 wgmmas per warpgroup.
+constexpr int kStages = 3;
+constexpr int kThreads = (kConsumers + 1) * kWarpgroupThreads;
+constexpr int kAcc = kWgRows * kBlockN / kWarpgroupThreads;  // f32 accumulators per thread and set
+constexpr uint32_t kPlaneBytesA = kBlockM * sm90::kSwizzleRowBytes;
+constexpr uint32_t kPlaneBytesB = kBlockN * sm90::kSwizzleRowBytes;
+constexpr uint32_t kStageBytesA = kPlanes * kPlaneBytesA, kStageBytesB = kPlanes * kPlaneBytesB;
+constexpr uint32_t kStageBytes = kStageBytesA + kStageBytesB;
+constexpr int kSmemBytes = int(kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) + sm90::kSwizzleAtomBytes);
+// setmaxnreg budgets: three accumulator sets of 64 per consumer thread.
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+constexpr int kFragCols = 8;    // columns per accumulator group of four (d[4c..4c+3])
+
+static_assert(kBlockK * sizeof(float) == sm90::kSwizzleRowBytes, "a K block is one swizzle row");
+static_assert(kBlockK % kWgmmaK == 0, "whole k8 slices per K block");
+static_assert(kPlaneBytesA % sm90::kSwizzleAtomBytes == 0 && kPlaneBytesB % sm90::kSwizzleAtomBytes == 0,
+              "planes keep atom alignment");
+static_assert((kWgRows * sm90::kSwizzleRowBytes) % sm90::kSwizzleAtomBytes == 0, "a warpgroup's rows start on an atom");
+static_assert(kAcc == kBlockN / 2, "a m64nN wgmma holds N / 2 accumulators per thread");
+static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
+static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumers * kWarpgroupThreads <= 65536,
+              "register file");
+
+struct ConvTf32Params {  // 64-byte aligned by its tensor maps
+    CUtensorMap tmap_x;  // (cpad, W, H, N, plane); box (32, bq, bp, bn, 2)
+    CUtensorMap tmap_w;  // (cpad, R*S, K, plane); box (32, 1, 128, 2)
+    float* y;
+    const float* bias;   // (K) or nullptr
+    int64_t ys[4];
+    int64_t bias_stride;
+    float alpha;
+    int n, p, q, k;
+    int c_blocks, s, rs, pad_h, pad_w;
+    int bq, bp, bn;
+    int tiles_q, tiles_p, tiles_n, tiles;
+    int vec2;            // y takes a pixel pair as one 8-byte store
+};
+
+struct TileCoord {
+    int n0, p0, q0, k0;
+};
+
+#if TOPS_SM90A
+// Pixel tiles fastest: neighbouring CTAs share the filter tile in L2.
+__device__ __forceinline__ TileCoord tile_coord(const ConvTf32Params& p, int tile) {
+    const int tq = tile % p.tiles_q;
+    int t = tile / p.tiles_q;
+    const int tp = t % p.tiles_p;
+    t /= p.tiles_p;
+    const int tn = t % p.tiles_n;
+    const int tk = t / p.tiles_n;
+    return TileCoord{tn * p.bn, tp * p.bp, tq * p.bq, tk * kBlockM};
+}
+
+// act(alpha * (big + cross) + bias) of this thread's fragment, stored to y:
+// rows (channels) 16 warp + lane / 4 + 8 h of the warpgroup's 64, columns
+// (pixels) 8 c + 2 (lane % 4) + e in box order.
+template <Activation ACT>
+__device__ __forceinline__ void store_tile(const ConvTf32Params& p, const TileCoord& tc, const float (&acc)[kAcc],
+                                           const float (&cross)[kAcc], int row0, int lane) {
+    const int g = lane / 4, t = lane % 4;
+    float bias_v[2];
+    int64_t ch_off[2];
+    bool ch_ok[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const int ch = tc.k0 + row0 + g + 8 * h;
+        ch_ok[h] = ch < p.k;
+        bias_v[h] = ch_ok[h] && p.bias ? p.bias[int64_t(ch) * p.bias_stride] : 0.0f;
+        ch_off[h] = int64_t(ch) * p.ys[1];
+    }
+    const int slab = p.bq * p.bp;
+#pragma unroll
+    for (int c = 0; c < kAcc / 4; ++c) {
+        const int col = kFragCols * c + 2 * t;  // even, and bq is even: the pair shares an output row
+        const int nn = col / slab;
+        const int rem = col - nn * slab;
+        const int pp = rem / p.bq;
+        const int n = tc.n0 + nn, pi = tc.p0 + pp, qi = tc.q0 + (rem - pp * p.bq);
+        if (n >= p.n || pi >= p.p || qi >= p.q) continue;
+        const bool two = qi + 1 < p.q;
+        float* row = p.y + (int64_t(n) * p.ys[0] + int64_t(pi) * p.ys[2] + int64_t(qi) * p.ys[3]);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            if (!ch_ok[h]) continue;
+            float v0 = fmaf(p.alpha, acc[4 * c + 2 * h] + cross[4 * c + 2 * h], bias_v[h]);
+            float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1] + cross[4 * c + 2 * h + 1], bias_v[h]);
+            activate_pair<ACT, float>(v0, v1);
+            float* dst = row + ch_off[h];
+            if (two && p.vec2) {
+                *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+            } else {
+                dst[0] = v0;
+                if (two) dst[p.ys[3]] = v1;
+            }
+        }
+    }
+}
+#endif  // TOPS_SM90A
+
+template <Activation ACT>
+__global__ void __launch_bounds__(kThreads, 1) conv_sm90_3xtf32_kernel(const __grid_constant__ ConvTf32Params p) {
+#if TOPS_SM90A
+    extern __shared__ uint8_t smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw);
+    const uint32_t base = (raw + sm90::kSwizzleAtomBytes - 1) / sm90::kSwizzleAtomBytes * sm90::kSwizzleAtomBytes;
+    const uint32_t sa = base;                          // (kStages, plane, 128 channels, 32) swizzled
+    const uint32_t sb = sa + kStages * kStageBytesA;   // (kStages, plane, 128 pixels, 32) swizzled
+    const uint32_t full = sb + kStages * kStageBytesB;
+    const uint32_t empty = full + kStages * sizeof(uint64_t);
+    auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            sm90::mbar_init(bar(full, s), 1);
+            sm90::mbar_init(bar(empty, s), kConsumers * sm90::kWarpsPerWarpgroup);
+        }
+        sm90::mbar_fence_init();
+    }
+    __syncthreads();
+
+    const int k_blocks = p.rs * p.c_blocks;
+    const int wg = threadIdx.x / kWarpgroupThreads;
+    const int tid = threadIdx.x % kWarpgroupThreads;
+    int stage = 0;
+    uint32_t phase = 0;
+
+    if (wg == 0) {  // producer: K block kb = tap * c_blocks + channel block
+        sm90::warpgroup_reg_dealloc<kProducerRegs>();
+        if (tid == 0) {
+            sm90::tma_prefetch_desc(&p.tmap_x);
+            sm90::tma_prefetch_desc(&p.tmap_w);
+            for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+                const TileCoord tc = tile_coord(p, tile);
+                for (int kb = 0; kb < k_blocks; ++kb) {
+                    sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
+                    sm90::mbar_arrive_expect_tx(bar(full, stage), kStageBytes);
+                    const int cb = kb % p.c_blocks, tap = kb / p.c_blocks;
+                    const int r = tap / p.s, s = tap - r * p.s;
+                    sm90::tma_load_4d(sa + stage * kStageBytesA, &p.tmap_w, bar(full, stage), cb * kBlockK, tap,
+                                      tc.k0, 0);
+                    const int xc[5] = {cb * kBlockK, tc.q0 - p.pad_w + s, tc.p0 - p.pad_h + r, tc.n0, 0};
+                    sm90::tma_load_5d(sb + stage * kStageBytesB, &p.tmap_x, bar(full, stage), xc);
+                    sm90::next_stage(stage, phase, kStages);
+                }
+            }
+        }
+        return;
+    }
+
+    // consumers: warpgroup cw owns output channels [64 cw, 64 cw + 64) of each tile
+    sm90::warpgroup_reg_alloc<kConsumerRegs>();
+    const int cw = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+    const uint32_t a_rows = uint32_t(cw * kWgRows) * sm90::kSwizzleRowBytes;
+    float acc[kAcc];    // (64, 128): sum of the K blocks' big products, added in f32
+    float big[kAcc];    // one K block's a_big b_big
+    float cross[kAcc];  // a_big b_small + a_small b_big over the whole reduction
+    for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+        const TileCoord tc = tile_coord(p, tile);
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+        int prev = -1;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+            sm90::mbar_wait(bar(full, stage), phase);
+            sm90::wgmma_fence_operands(big);
+            sm90::wgmma_fence_operands(cross);
+            sm90::wgmma_fence();
+            const uint32_t a_big = sa + stage * kStageBytesA + a_rows, a_small = a_big + kPlaneBytesA;
+            const uint32_t b_big = sb + stage * kStageBytesB, b_small = b_big + kPlaneBytesB;
+#pragma unroll
+            for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+                sm90::wgmma_ss_tf32<kBlockN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                                             sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), kk != 0);
+            }
+            sm90::wgmma_commit();
+#pragma unroll
+            for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+                sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                                             sm90::smem_desc_k_sw128(b_small + kk * kSliceBytes), (kb | kk) != 0);
+                sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
+                                             sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
+            }
+            sm90::wgmma_commit();
+            // This block's big products and the previous block's cross
+            // products are done once at most the cross group just issued is
+            // in flight: the previous stage is free, this one still read.
+            sm90::wgmma_wait<1>();
+            sm90::wgmma_fence_operands(big);
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) acc[i] += big[i];
+            if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+            prev = stage;
+            sm90::next_stage(stage, phase, kStages);
+        }
+        sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operands(cross);
+        if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+        store_tile<ACT>(p, tc, acc, cross, cw * kWgRows + warp * 16, lane);
+    }
+#endif
+}
+
+using ConvTf32Kernel = void (*)(ConvTf32Params);
+
+// The one dispatch point: the activations ResNet-style layers use (others
+// take conv_igemm).
+ConvTf32Kernel kernel_for(Activation act) {
+    switch (act) {
+        case Activation::none: return conv_sm90_3xtf32_kernel<Activation::none>;
+        case Activation::relu: return conv_sm90_3xtf32_kernel<Activation::relu>;
+        default: return nullptr;
+    }
+}
+
+Status encode_all(const ConvTf32Problem& q, const void* x, const void* w, ConvTf32Params* k) {
+    constexpr cuuint64_t kF32 = sizeof(float);
+    const cuuint64_t cpad = cuuint64_t(q.cpad), taps = cuuint64_t(q.r) * cuuint64_t(q.s);
+    const cuuint64_t x_dims[5] = {cpad, cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n), kPlanes};
+    const cuuint64_t x_row = cpad * kF32, x_img_row = x_row * cuuint64_t(q.w);
+    const cuuint64_t x_st[4] = {x_row, x_img_row, x_img_row * cuuint64_t(q.h), cuuint64_t(q.x_plane) * kF32};
+    const cuuint32_t x_box[5] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn), kPlanes};
+    TOPS_RETURN_IF_ERROR(encode_tensor_map(&k->tmap_x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, x, 5, x_dims, x_st, x_box,
+                                           CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 x"));
+    const cuuint64_t w_dims[4] = {cpad, taps, cuuint64_t(q.k), kPlanes};
+    const cuuint64_t w_st[3] = {cpad * kF32, cpad * kF32 * taps, cuuint64_t(q.w_plane) * kF32};
+    const cuuint32_t w_box[4] = {cuuint32_t(kBlockK), 1, cuuint32_t(kBlockM), kPlanes};
+    return encode_tensor_map(&k->tmap_w, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, w, 4, w_dims, w_st, w_box,
+                             CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 w");
+}
+
+}  // namespace
+
+std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev,
+                                  ConvTf32Problem* out) {
+    const char env = env_flag("TOPS_CONV_SM90_TF32");
+    if (env == '0') return "TOPS_CONV_SM90_TF32=0";
+    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    if (kp.groups != 1) return "grouped";
+    if (kp.stride_h != 1 || kp.stride_w != 1 || kp.dil_h != 1 || kp.dil_w != 1) return "stride or dilation above 1";
+    if (residual) return "residual";
+    if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
+    ConvTf32Problem q;
+    q.act = kp.act;
+    q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
+    q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
+    q.cpad = int(round_up(int64_t(kp.c), int64_t(kTmaAddressAlign / sizeof(float))));  // the repack's 16-byte chunks
+    q.x_plane = int64_t(q.n) * q.h * q.w * q.cpad;
+    q.w_plane = int64_t(q.k) * q.r * q.s * q.cpad;
+    for (int i = 0; i < 4; ++i) q.ys[i] = kp.ys[i];
+    q.bias_stride = kp.bias_stride;
+    q.alpha = kp.alpha;
+    int box[3];
+    const int64_t pixel_tiles = conv_sm90_pixel_box(q.n, q.p, q.q, box);
+    q.bq = box[0], q.bp = box[1], q.bn = box[2];
+    // Output channels below a tile's 128 leave its rows idle: taken from
+    // K = 128 on unless TOPS_CONV_SM90_TF32=1 asks for it wherever it applies.
+    if (env != '1' && q.k < kBlockM) return "fewer than 128 output channels";
+    const int64_t tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kBlockM));
+    if (tiles > INT_MAX) return "too many tiles";
+    q.tiles = int(tiles);
+    const ConvTf32Kernel kernel = kernel_for(q.act);
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "no sm_90a image";
+    }
+    if (dev.max_smem_per_block_optin < kSmemBytes) return "too little shared memory";
+    if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
+    const void* stand_in = tma_stand_in_address();
+    ConvTf32Params probe{};
+    if (!encode_all(q, stand_in, stand_in, &probe).is_ok()) return "sizes TMA cannot express";
+    if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             kSmemBytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "shared memory opt-in refused";
+    }
+    *out = q;
+    return std::string();
+}
+
+const char* conv_sm90_3xtf32_kernel_name() { return "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32"; }
+
+Status launch_conv_sm90_3xtf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
+                               const void* bias, int sm_count, cudaStream_t stream) {
+    ConvTf32Params p{};
+    TOPS_RETURN_IF_ERROR(encode_all(q, x_planes, w_planes, &p));
+    p.y = static_cast<float*>(y);
+    p.bias = static_cast<const float*>(bias);
+    for (int i = 0; i < 4; ++i) p.ys[i] = q.ys[i];
+    p.bias_stride = q.bias_stride;
+    p.alpha = q.alpha;
+    p.n = q.n, p.p = q.p, p.q = q.q, p.k = q.k;
+    p.c_blocks = int(ceil_div(int64_t(q.cpad), int64_t(kBlockK)));
+    p.s = q.s;
+    p.rs = q.r * q.s;
+    p.pad_h = q.pad_h, p.pad_w = q.pad_w;
+    p.bq = q.bq, p.bp = q.bp, p.bn = q.bn;
+    p.tiles_q = int(ceil_div(int64_t(q.q), int64_t(q.bq)));
+    p.tiles_p = int(ceil_div(int64_t(q.p), int64_t(q.bp)));
+    p.tiles_n = int(ceil_div(int64_t(q.n), int64_t(q.bn)));
+    p.tiles = q.tiles;
+    constexpr uintptr_t kPairBytes = 2 * sizeof(float);
+    p.vec2 = q.ys[3] == 1 && q.ys[0] % 2 == 0 && q.ys[1] % 2 == 0 && q.ys[2] % 2 == 0 &&
+             reinterpret_cast<uintptr_t>(y) % kPairBytes == 0;
+    const int grid = q.tiles < sm_count ? q.tiles : sm_count;
+    kernel_for(q.act)<<<grid, kThreads, kSmemBytes, stream>>>(p);
+    return launch_status(conv_sm90_3xtf32_kernel_name());
+}
+
+}  // namespace tops::cuda
