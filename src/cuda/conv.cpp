@@ -8,6 +8,9 @@
 //   f16 / bf16, groups 1, fewer channels than a 16-byte chunk (the stem)
 //                                             -> conv_smallc (tensor cores on
 //     an input window staged in shared memory; the filter packed per call)
+//   f32 on sm_90, groups 1, stride 1, no residual, K >= 128
+//                                             -> conv_sm90_3xtf32 (TMA + wgmma;
+//     x and w repacked into TF32 big and small planes)
 //   otherwise                                 -> conv_igemm (tensor cores; f32 as
 //     3xTF32); x and w that are not channels-last with C per group a multiple
 //     of a 16-byte chunk (8 f16 / bf16, 4 f32) and chunk-multiple strides are
