@@ -193,6 +193,11 @@ std::vector<ConvCase> cases() {
         cc("sm90_3xtf32_forced_misaligned", 1, 12, 10, 6, 24).kernel(2, 3).pad(1, 0, 0, 2).with_bias().misaligned(1)
             .activation(TOPS_ACT_RELU).with_env("TOPS_CONV_SM90_TF32", "1"),
         cc("sm90_3xtf32_c200_k130_7x7", 3, 200, 7, 7, 130).kernel(3, 3).pad_all(1).with_bias(),
+        // its TF32 form (TOPS_CONV_ALLOW_TF32): x rounded by the repack, big planes only
+        cc("sm90_tf32_c64_k128", 2, 64, 9, 11, 128).kernel(3, 3).pad_all(1).with_bias().activation(TOPS_ACT_RELU)
+            .allow_tf32(),
+        cc("sm90_tf32_forced_c37_k40", 3, 37, 7, 9, 40).kernel(3, 3).pad_all(1).layouts(all).allow_tf32().with_env(
+            "TOPS_CONV_SM90_TF32", "1"),
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),
         cc("c300_k_slabs", 1, 300, 5, 4, 20).kernel(3, 3).pad_all(1).with_residual(),
         cc("c600_pointwise", 1, 600, 3, 3, 24).with_bias(),

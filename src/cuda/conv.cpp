@@ -10,7 +10,7 @@
 //     an input window staged in shared memory; the filter packed per call)
 //   f32 on sm_90, groups 1, stride 1, no residual, K >= 128
 //                                             -> conv_sm90_3xtf32 (TMA + wgmma;
-//     x and w repacked into TF32 big and small planes)
+//     x and w repacked into TF32 big and small planes; TF32 where allowed)
 //   otherwise                                 -> conv_igemm (tensor cores; f32 as
 //     3xTF32); x and w that are not channels-last with C per group a multiple
 //     of a 16-byte chunk (8 f16 / bf16, 4 f32) and chunk-multiple strides are
@@ -161,12 +161,12 @@ public:
         if (path_ == Path::igemm && sm90_ && conv_sm90_pointers_ok(p.x, p.w, p.y)) {
             return launch_conv_sm90(sm90q_, p.x, p.w, p.y, p.bias, sm_count_, stream);
         }
-        if (path_ == Path::igemm && tf32_planes_) {  // x's repack holds split planes only this kernel reads
+        if (path_ == Path::igemm && tf32_planes_) {  // x's repack is in the form only this kernel reads
             if (!aligned(args.workspace, kVecBytes)) return launch_conv_simt(p, simt_cfg_, dtype_, stream);
             char* ws = static_cast<char*>(args.workspace);
             TOPS_RETURN_IF_ERROR(launch_conv_repack(repack(wr_, p.w, ws + off_w_), dtype_, stream, false));
             TOPS_RETURN_IF_ERROR(launch_conv_repack(repack(xr_, p.x, ws + off_x_), dtype_, stream, pdl_));
-            return launch_conv_sm90_3xtf32(tf32q_, ws + off_x_, ws + off_w_, p.y, p.bias, sm_count_, stream);
+            return launch_conv_sm90_tf32(tf32q_, ws + off_x_, ws + off_w_, p.y, p.bias, sm_count_, stream);
         }
         if (path_ == Path::igemm) {
             ConvKernelParams ip = ikp_;
@@ -230,7 +230,7 @@ private:
     bool pdl_ = false;   // x's repack runs as a programmatic dependent of w's (sm_90)
     bool sm90_ = false;  // the Hopper kernel, when the pointers allow (else the tensor-core path below)
     ConvSm90Problem sm90q_;
-    bool tf32_planes_ = false;  // f32 on the Hopper 3xTF32 kernel: x and w repacked as split planes
+    bool tf32_planes_ = false;  // f32 on the Hopper TF32 kernel: x and w repacked as its planes
     ConvTf32Problem tf32q_;
     ConvSmallcTile smallc_;
     int sm_count_ = 0;
@@ -289,14 +289,15 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     const bool fold = fold_taps(kp_, vec);
     repack_x_ = fold || !operand_ok(kp_.xs);
     repack_w_ = fold || f32 || !operand_ok(kp_.ws);
-    // f32 on Hopper: the 3xTF32 wgmma kernel, which reads x split as well.
-    std::string tf32_why = "not f32 with f32 accuracy";
-    if (f32 && !cp.allow_tf32) {
+    // f32 on Hopper: the TF32 wgmma kernel (3xTF32, or TF32 where allowed),
+    // which reads x as the repack writes it (split, or rounded to TF32).
+    std::string tf32_why = "not f32";
+    if (f32) {
         DeviceScope scope(device_);
         TOPS_RETURN_IF_ERROR(scope.status());
         tf32_why = fold ? "taps folded" : std::getenv("TOPS_CONV_IGEMM_CONFIG")
                                               ? "TOPS_CONV_IGEMM_CONFIG forces the mma.sync tiles"
-                                              : conv_sm90_3xtf32_plan(kp_, residual_, dev, &tf32q_);
+                                              : conv_sm90_tf32_plan(kp_, residual_, !cp.allow_tf32, dev, &tf32q_);
     }
     tf32_planes_ = tf32_why.empty();
     if (tf32_planes_) repack_x_ = true;
@@ -347,8 +348,10 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
         const int64_t xs[4] = {int64_t(kp_.h) * ikp_.w_in * cx, 1, int64_t(ikp_.w_in) * cx, cx};
         for (int i = 0; i < 4; ++i) ikp_.xs[i] = xs[i];
         const int64_t x_elems = int64_t(kp_.n) * kp_.h * ikp_.w_in * cx;
-        off_x_ = reserve(x_elems * (tf32_planes_ ? 2 : 1), dtype_size(dtype_));
-        if (tf32_planes_) xr_.plane = x_elems;
+        const bool split_x = tf32_planes_ && tf32q_.split;
+        off_x_ = reserve(x_elems * (split_x ? 2 : 1), dtype_size(dtype_));
+        if (split_x) xr_.plane = x_elems;
+        xr_.round_tf32 = tf32_planes_ && !tf32q_.split;
     }
     if (repack_w_) {
         wr_.dims[0] = int64_t(kp_.k) * kp_.groups;
@@ -412,21 +415,23 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                ikp_.splits > 1 ? fmt("; split-K ", ikp_.splits, " (f32 partials in the workspace)") : std::string(),
                "; unaligned x/w pointers run ", simt_name, "; window kernel not used: ", smallc_why);
     if (tf32_planes_) {
-        if (xr_.plane != tf32q_.x_plane || wr_.plane != tf32q_.w_plane) {
+        if ((tf32q_.split && xr_.plane != tf32q_.x_plane) || wr_.plane != tf32q_.w_plane) {
             return Status(TOPS_ERROR_INTERNAL, "conv2d: the 3xTF32 kernel's planes differ from the repack's");
         }
-        why_ = fmt("Hopper TMA + wgmma implicit GEMM as 3xTF32, x and w repacked into TF32 big and small planes "
-                   "(channels padded to ", cpad_g, "), pixel box ", tf32q_.bn, "x", tf32q_.bp, "x", tf32q_.bq, ", ",
+        why_ = fmt("Hopper TMA + wgmma implicit GEMM ",
+                   tf32q_.split ? "as 3xTF32, x and w repacked into TF32 big and small planes"
+                                : "as TF32 (TOPS_CONV_ALLOW_TF32), x repacked rounded to TF32, w's big plane",
+                   " (channels padded to ", cpad_g, "), pixel box ", tf32q_.bn, "x", tf32q_.bp, "x", tf32q_.bq, ", ",
                    tf32q_.tiles, " tiles of 128 channels x 128 pixels; a workspace not 16-byte aligned runs ",
                    simt_name);
-        name_ = conv_sm90_3xtf32_kernel_name();
+        name_ = conv_sm90_tf32_kernel_name(tf32q_);
     } else if (sm90_) {
         why_ = fmt("Hopper TMA + wgmma implicit GEMM, pixel box ", sm90q_.bn, "x", sm90q_.bp, "x", sm90q_.bq, ", ",
                    sm90q_.block_n, " channels per tile, ", sm90q_.tiles, " tiles; x/w/y pointers TMA cannot take run: ",
                    name_, " (", why_, ")");
         name_ = conv_sm90_kernel_name(sm90q_);
     } else {
-        why_ += fmt("; Hopper kernel not used: ", sm90_why, f32 ? fmt("; 3xTF32 Hopper kernel not used: ", tf32_why)
+        why_ += fmt("; Hopper kernel not used: ", sm90_why, f32 ? fmt("; TF32 Hopper kernel not used: ", tf32_why)
                                                                    : std::string());
     }
     return Status::ok();

@@ -1,6 +1,6 @@
 // The CUDA Conv2d kernels' shared parameter struct and launchers.
 //   conv_sm90.cu       Hopper implicit GEMM (TMA + wgmma; NHWC f16/bf16, stride 1)
-//   conv_sm90_3xtf32.cu  its f32 form as 3xTF32 on repacked operands (any y layout)
+//   conv_sm90_3xtf32.cu  its f32 form, 3xTF32 or TF32, on repacked operands (any y layout)
 //   conv_igemm.cu      tensor-core implicit GEMM (NHWC, channels a multiple of a
 //                      16-byte chunk; f16/bf16, f32 as 3xTF32)
 //   conv_smallc.cu     tensor-core direct kernel for fewer channels than a
@@ -82,8 +82,9 @@ struct ConvRepackParams {
     int64_t strides[4] = {};
     int64_t cpad = 0;
     // f32: nonzero writes dst as the TF32 big part of src and the small part
-    // plane elements after it.
+    // plane elements after it; else round_tf32 writes the big part alone.
     int64_t plane = 0;
+    bool round_tf32 = false;
     // Tap folding (fold > 1): the taps along d3 become channels. dst channel
     // j is src channel j % d1 at tap t = j / d1 (t < fold), read at d3 index
     // i3 * step3 + t * dil3 - pad3, zero outside [0, d3); dst's d3 has out3
@@ -129,12 +130,15 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
 // y, the box that pads the output least; returns the number of pixel tiles.
 int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]);
 
-// The Hopper 3xTF32 implicit GEMM (conv_sm90_3xtf32.cu): f32, groups 1,
+// The Hopper TF32 implicit GEMM (conv_sm90_3xtf32.cu): f32, groups 1,
 // stride and dilation 1, act none or relu, no residual; x and w as the
-// repack writes them with `plane` set: dense NHWC x and KRSC w, cpad
-// channels, each a TF32 big plane followed x_plane / w_plane elements on by
-// its small plane; y in any strides (8-byte pixel pairs where unit-stride).
+// repack writes them: dense NHWC x and KRSC w, cpad channels, each a TF32
+// big plane followed x_plane / w_plane elements on by its small plane
+// (3xTF32, `split`), or for TF32 (TOPS_CONV_ALLOW_TF32) x rounded to TF32
+// alone and w's big plane; y in any strides (8-byte pixel pairs where
+// unit-stride).
 struct ConvTf32Problem {
+    bool split = true;
     Activation act = Activation::none;
     int n = 0, h = 0, w = 0, cpad = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
     int64_t x_plane = 0, w_plane = 0;
@@ -147,11 +151,11 @@ struct ConvTf32Problem {
 // Fills `out` and returns "" when the kernel takes the problem on `dev`,
 // else why not. TOPS_CONV_SM90_TF32=0 turns it off, =1 takes it below 128
 // output channels too.
-std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev,
-                                  ConvTf32Problem* out);
-const char* conv_sm90_3xtf32_kernel_name();
+std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool split, const DeviceInfo& dev,
+                                ConvTf32Problem* out);
+const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q);
 // x_planes and w_planes 16-byte aligned (the workspace).
-Status launch_conv_sm90_3xtf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
+Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
                                const void* bias, int sm_count, cudaStream_t stream);
 
 // The small-channel window kernel (conv_smallc.cu): f16 / bf16, groups 1,

@@ -35,11 +35,14 @@ constexpr int kPlaneTileChannels = 32;  // x 32 channels (128 bytes of each f32 
 constexpr int64_t kMaxGridY = 65535, kMaxGridZ = 65535;
 
 // Stores one chunk at d; f32 with a nonzero plane stores its TF32 big part
-// there and its small part plane elements on.
+// there and its small part plane elements on, with round_tf32 its big part.
 template <class T, int CE>
-__device__ __forceinline__ void store_chunk(T* d, Vec<T, CE> v, int64_t plane) {
+__device__ __forceinline__ void store_chunk(T* d, Vec<T, CE> v, int64_t plane, bool round_tf32) {
     if constexpr (sizeof(T) == 4) {
-        if (plane != 0) {
+        if (round_tf32) {  // as conv_igemm's TF32 mode rounds x
+#pragma unroll
+            for (int j = 0; j < CE; ++j) v.v[j] = __uint_as_float(tf32_round(__float_as_uint(v.v[j])));
+        } else if (plane != 0) {
             Vec<T, CE> small;
 #pragma unroll
             for (int j = 0; j < CE; ++j) {
@@ -104,7 +107,7 @@ __global__ void __launch_bounds__(kRepackThreads) conv_repack_kernel(const __gri
                 }
             }
         }
-        store_chunk(dst + ((i0 * p.dims[2] + i2) * d3 + i3) * p.cpad + ch * CE, v, p.plane);
+        store_chunk(dst + ((i0 * p.dims[2] + i2) * d3 + i3) * p.cpad + ch * CE, v, p.plane, p.round_tf32);
     }
     wait_for_primary();
 }
@@ -138,7 +141,7 @@ __global__ void __launch_bounds__(kRepackThreads)
         Vec<T, CE> v;
 #pragma unroll
         for (int j = 0; j < CE; ++j) v.v[j] = tile[q][k * CE + j];
-        store_chunk(dst + pix * p.cpad + ch, v, p.plane);
+        store_chunk(dst + pix * p.cpad + ch, v, p.plane, p.round_tf32);
     }
     wait_for_primary();
 }

@@ -21,6 +21,9 @@
 // result in f32 (as conv_igemm.cu does per step); the cross products, 2^-11
 // of the result's size, accumulate in a second one over the whole
 // reduction, which keeps their truncation below f32 rounding.
+// With TOPS_CONV_ALLOW_TF32 (SPLIT false) the same kernel loads only the
+// big planes (x rounded to TF32 by the repack, which then writes no small
+// plane) and issues the big products alone, into one accumulator.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -40,7 +43,7 @@ namespace {
 
 using sm90::kWarpgroupThreads;
 
-constexpr int kPlanes = 2;      // TF32 big part, then small part
+constexpr int kPlanes = 2;      // TF32 big part, then small part (the stage layout of either form)
 constexpr int kBlockK = 32;     // f32 channels per K block: one 128-byte swizzle row
 constexpr int kWgmmaK = 8;      // the TF32 wgmma's depth
 constexpr uint32_t kSliceBytes = kWgmmaK * sizeof(float);
@@ -86,6 +89,10 @@ struct ConvTf32Params {  // 64-byte aligned by its tensor maps
     int tiles_q, tiles_p, tiles_n, tiles;
     int vec2;            // y takes a pixel pair as one 8-byte store
 };
+
+// Planes a stage loads: both for 3xTF32, the big ones alone for TF32.
+template <bool SPLIT>
+constexpr uint32_t kLoadPlanes = SPLIT ? kPlanes : 1;
 
 struct TileCoord {
     int n0, p0, q0, k0;
@@ -149,8 +156,8 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const TileCo
 }
 #endif  // TOPS_SM90A
 
-template <Activation ACT>
-__global__ void __launch_bounds__(kThreads, 1) conv_sm90_3xtf32_kernel(const __grid_constant__ ConvTf32Params p) {
+template <Activation ACT, bool SPLIT>
+__global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __grid_constant__ ConvTf32Params p) {
 #if TOPS_SM90A
     extern __shared__ uint8_t smem_raw[];
     const uint32_t raw = smem_addr(smem_raw);
@@ -184,7 +191,8 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_3xtf32_kernel(const __g
                 const TileCoord tc = tile_coord(p, tile);
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
-                    sm90::mbar_arrive_expect_tx(bar(full, stage), kStageBytes);
+                    sm90::mbar_arrive_expect_tx(bar(full, stage),
+                                                kLoadPlanes<SPLIT> * (kPlaneBytesA + kPlaneBytesB));
                     const int cb = kb % p.c_blocks, tap = kb / p.c_blocks;
                     const int r = tap / p.s, s = tap - r * p.s;
                     sm90::tma_load_4d(sa + stage * kStageBytesA, &p.tmap_w, bar(full, stage), cb * kBlockK, tap,
@@ -218,34 +226,51 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_3xtf32_kernel(const __g
             sm90::wgmma_fence();
             const uint32_t a_big = sa + stage * kStageBytesA + a_rows, a_small = a_big + kPlaneBytesA;
             const uint32_t b_big = sb + stage * kStageBytesB, b_small = b_big + kPlaneBytesB;
+            if constexpr (!SPLIT) {  // TF32: the big products straight into acc, one stage in flight
 #pragma unroll
-            for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                sm90::wgmma_ss_tf32<kBlockN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
-                                             sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), kk != 0);
+                for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+                    sm90::wgmma_ss_tf32<kBlockN>(acc, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                                                 sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
+                }
+                sm90::wgmma_commit();
+                sm90::wgmma_wait<1>();  // the previous stage's wgmmas are done
+                sm90::wgmma_fence_operands(acc);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+                    sm90::wgmma_ss_tf32<kBlockN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                                                 sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), kk != 0);
+                }
+                sm90::wgmma_commit();
+#pragma unroll
+                for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
+                    sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                                                 sm90::smem_desc_k_sw128(b_small + kk * kSliceBytes),
+                                                 (kb | kk) != 0);
+                    sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
+                                                 sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
+                }
+                sm90::wgmma_commit();
+                // This block's big products and the previous block's cross
+                // products are done once at most the cross group just issued
+                // is in flight: the previous stage is free, this one still read.
+                sm90::wgmma_wait<1>();
+                sm90::wgmma_fence_operands(big);
+#pragma unroll
+                for (int i = 0; i < kAcc; ++i) acc[i] += big[i];
             }
-            sm90::wgmma_commit();
-#pragma unroll
-            for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
-                                             sm90::smem_desc_k_sw128(b_small + kk * kSliceBytes), (kb | kk) != 0);
-                sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
-                                             sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
-            }
-            sm90::wgmma_commit();
-            // This block's big products and the previous block's cross
-            // products are done once at most the cross group just issued is
-            // in flight: the previous stage is free, this one still read.
-            sm90::wgmma_wait<1>();
-            sm90::wgmma_fence_operands(big);
-#pragma unroll
-            for (int i = 0; i < kAcc; ++i) acc[i] += big[i];
             if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
             prev = stage;
             sm90::next_stage(stage, phase, kStages);
         }
         sm90::wgmma_wait<0>();
+        sm90::wgmma_fence_operands(acc);
         sm90::wgmma_fence_operands(cross);
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+        if constexpr (!SPLIT) {
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) cross[i] = 0.0f;
+        }
         store_tile<ACT>(p, tc, acc, cross, cw * kWgRows + warp * 16, lane);
     }
 #endif
@@ -253,36 +278,40 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_3xtf32_kernel(const __g
 
 using ConvTf32Kernel = void (*)(ConvTf32Params);
 
-// The one dispatch point: the activations ResNet-style layers use (others
-// take conv_igemm).
-ConvTf32Kernel kernel_for(Activation act) {
+// The one dispatch point: 3xTF32 or TF32 x the activations ResNet-style
+// layers use (others take conv_igemm).
+template <bool SPLIT>
+ConvTf32Kernel kernel_of(Activation act) {
     switch (act) {
-        case Activation::none: return conv_sm90_3xtf32_kernel<Activation::none>;
-        case Activation::relu: return conv_sm90_3xtf32_kernel<Activation::relu>;
+        case Activation::none: return conv_sm90_tf32_kernel<Activation::none, SPLIT>;
+        case Activation::relu: return conv_sm90_tf32_kernel<Activation::relu, SPLIT>;
         default: return nullptr;
     }
 }
+ConvTf32Kernel kernel_for(const ConvTf32Problem& q) { return q.split ? kernel_of<true>(q.act) : kernel_of<false>(q.act); }
 
 Status encode_all(const ConvTf32Problem& q, const void* x, const void* w, ConvTf32Params* k) {
     constexpr cuuint64_t kF32 = sizeof(float);
     const cuuint64_t cpad = cuuint64_t(q.cpad), taps = cuuint64_t(q.r) * cuuint64_t(q.s);
-    const cuuint64_t x_dims[5] = {cpad, cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n), kPlanes};
+    const cuuint32_t planes = q.split ? kLoadPlanes<true> : kLoadPlanes<false>;
+    const cuuint64_t x_dims[5] = {cpad, cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n), planes};
     const cuuint64_t x_row = cpad * kF32, x_img_row = x_row * cuuint64_t(q.w);
+    // (TF32 loads one plane: the plane stride is then unused but valid.)
     const cuuint64_t x_st[4] = {x_row, x_img_row, x_img_row * cuuint64_t(q.h), cuuint64_t(q.x_plane) * kF32};
-    const cuuint32_t x_box[5] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn), kPlanes};
+    const cuuint32_t x_box[5] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn), planes};
     TOPS_RETURN_IF_ERROR(encode_tensor_map(&k->tmap_x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, x, 5, x_dims, x_st, x_box,
                                            CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 x"));
-    const cuuint64_t w_dims[4] = {cpad, taps, cuuint64_t(q.k), kPlanes};
+    const cuuint64_t w_dims[4] = {cpad, taps, cuuint64_t(q.k), planes};
     const cuuint64_t w_st[3] = {cpad * kF32, cpad * kF32 * taps, cuuint64_t(q.w_plane) * kF32};
-    const cuuint32_t w_box[4] = {cuuint32_t(kBlockK), 1, cuuint32_t(kBlockM), kPlanes};
+    const cuuint32_t w_box[4] = {cuuint32_t(kBlockK), 1, cuuint32_t(kBlockM), planes};
     return encode_tensor_map(&k->tmap_w, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, w, 4, w_dims, w_st, w_box,
                              CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 w");
 }
 
 }  // namespace
 
-std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev,
-                                  ConvTf32Problem* out) {
+std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool split, const DeviceInfo& dev,
+                                ConvTf32Problem* out) {
     const char env = env_flag("TOPS_CONV_SM90_TF32");
     if (env == '0') return "TOPS_CONV_SM90_TF32=0";
     if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
@@ -291,6 +320,7 @@ std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, con
     if (residual) return "residual";
     if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
     ConvTf32Problem q;
+    q.split = split;
     q.act = kp.act;
     q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
     q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
@@ -309,7 +339,7 @@ std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, con
     const int64_t tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kBlockM));
     if (tiles > INT_MAX) return "too many tiles";
     q.tiles = int(tiles);
-    const ConvTf32Kernel kernel = kernel_for(q.act);
+    const ConvTf32Kernel kernel = kernel_for(q);
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -329,9 +359,11 @@ std::string conv_sm90_3xtf32_plan(const ConvKernelParams& kp, bool residual, con
     return std::string();
 }
 
-const char* conv_sm90_3xtf32_kernel_name() { return "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32"; }
+const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q) {
+    return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_128x128x32";
+}
 
-Status launch_conv_sm90_3xtf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
+Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
                                const void* bias, int sm_count, cudaStream_t stream) {
     ConvTf32Params p{};
     TOPS_RETURN_IF_ERROR(encode_all(q, x_planes, w_planes, &p));
@@ -354,8 +386,8 @@ Status launch_conv_sm90_3xtf32(const ConvTf32Problem& q, const void* x_planes, c
     p.vec2 = q.ys[3] == 1 && q.ys[0] % 2 == 0 && q.ys[1] % 2 == 0 && q.ys[2] % 2 == 0 &&
              reinterpret_cast<uintptr_t>(y) % kPairBytes == 0;
     const int grid = q.tiles < sm_count ? q.tiles : sm_count;
-    kernel_for(q.act)<<<grid, kThreads, kSmemBytes, stream>>>(p);
-    return launch_status(conv_sm90_3xtf32_kernel_name());
+    kernel_for(q)<<<grid, kThreads, kSmemBytes, stream>>>(p);
+    return launch_status(conv_sm90_tf32_kernel_name(q));
 }
 
 }  // namespace tops::cuda
