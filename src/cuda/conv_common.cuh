@@ -25,6 +25,24 @@ __device__ __forceinline__ float conv_bias(const ConvKernelParams& p, int64_t ko
     return ElemTraits<T>::to_float(static_cast<const T*>(p.bias)[ko * p.bias_stride]);
 }
 
+// A pixel-box tile of the Hopper kernels (a box of bn images x bp rows x bq
+// columns of y by block_n output channels): tile t -> its first image, row,
+// column and channel, pixel tiles fastest so that neighbouring CTAs share
+// the filter tile in L2.
+struct ConvBoxTile {
+    int n0, p0, q0, col0;
+};
+
+__device__ __forceinline__ ConvBoxTile conv_box_tile(int tile, int tiles_q, int tiles_p, int tiles_n, int bq, int bp,
+                                                    int bn, int block_n) {
+    const int tq = tile % tiles_q;
+    int t = tile / tiles_q;
+    const int tp = t % tiles_p;
+    t /= tiles_p;
+    const int tn = t % tiles_n;
+    return ConvBoxTile{tn * bn, tp * bp, tq * bq, (t / tiles_n) * block_n};
+}
+
 // Output pixel m = (n * P + oh) * Q + ow.
 struct ConvPixel {
     int n, oh, ow;

@@ -28,6 +28,7 @@
 #include "common/int_math.hpp"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/conv.hpp"
+#include "cuda/conv_common.cuh"
 #include "cuda/gemm_sm90_kernel.cuh"
 
 namespace tops::cuda {
@@ -49,23 +50,14 @@ struct ConvSm90Params {     // 64-byte aligned by its tensor maps
 
 struct ConvOp {
     using Params = ConvSm90Params;
-    struct Coord {
-        int n0, p0, q0, col0;
-    };
+    using Coord = ConvBoxTile;
 #if TOPS_SM90A
     static __device__ __forceinline__ int tiles(const Params& p) {
         return p.tiles_q * p.tiles_p * p.tiles_n * p.tiles_k;
     }
     static __device__ __forceinline__ int k_blocks(const Params& p) { return p.rs * p.c_blocks; }
-    // Pixel tiles fastest: neighbouring CTAs share the filter tile in L2.
     static __device__ __forceinline__ Coord coord(const Params& p, int tile) {
-        const int tq = tile % p.tiles_q;
-        int t = tile / p.tiles_q;
-        const int tp = t % p.tiles_p;
-        t /= p.tiles_p;
-        const int tn = t % p.tiles_n;
-        const int tk = t / p.tiles_n;
-        return Coord{tn * p.bn, tp * p.bp, tq * p.bq, tk * p.block_n};
+        return conv_box_tile(tile, p.tiles_q, p.tiles_p, p.tiles_n, p.bq, p.bp, p.bn, p.block_n);
     }
     static __device__ __forceinline__ void prefetch(const Params& p) {
         sm90::tma_prefetch_desc(&p.tmap_x);

@@ -37,6 +37,7 @@
 #include "cuda/common/sm90.cuh"
 #include "cuda/common/tensor_map.hpp"
 #include "cuda/conv.hpp"
+#include "cuda/conv_common.cuh"
 
 namespace tops::cuda {
 namespace {
@@ -94,27 +95,16 @@ struct ConvTf32Params {  // 64-byte aligned by its tensor maps
 template <bool SPLIT>
 constexpr uint32_t kLoadPlanes = SPLIT ? kPlanes : 1;
 
-struct TileCoord {
-    int n0, p0, q0, k0;
-};
-
 #if TOPS_SM90A
-// Pixel tiles fastest: neighbouring CTAs share the filter tile in L2.
-__device__ __forceinline__ TileCoord tile_coord(const ConvTf32Params& p, int tile) {
-    const int tq = tile % p.tiles_q;
-    int t = tile / p.tiles_q;
-    const int tp = t % p.tiles_p;
-    t /= p.tiles_p;
-    const int tn = t % p.tiles_n;
-    const int tk = t / p.tiles_n;
-    return TileCoord{tn * p.bn, tp * p.bp, tq * p.bq, tk * kBlockM};
+__device__ __forceinline__ ConvBoxTile tile_coord(const ConvTf32Params& p, int tile) {
+    return conv_box_tile(tile, p.tiles_q, p.tiles_p, p.tiles_n, p.bq, p.bp, p.bn, kBlockM);
 }
 
 // act(alpha * (big + cross) + bias) of this thread's fragment, stored to y:
 // rows (channels) 16 warp + lane / 4 + 8 h of the warpgroup's 64, columns
 // (pixels) 8 c + 2 (lane % 4) + e in box order.
 template <Activation ACT>
-__device__ __forceinline__ void store_tile(const ConvTf32Params& p, const TileCoord& tc, const float (&acc)[kAcc],
+__device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBoxTile& tc, const float (&acc)[kAcc],
                                            const float (&cross)[kAcc], int row0, int lane) {
     const int g = lane / 4, t = lane % 4;
     float bias_v[2];
@@ -122,7 +112,7 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const TileCo
     bool ch_ok[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const int ch = tc.k0 + row0 + g + 8 * h;
+        const int ch = tc.col0 + row0 + g + 8 * h;
         ch_ok[h] = ch < p.k;
         bias_v[h] = ch_ok[h] && p.bias ? p.bias[int64_t(ch) * p.bias_stride] : 0.0f;
         ch_off[h] = int64_t(ch) * p.ys[1];
@@ -188,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
             sm90::tma_prefetch_desc(&p.tmap_x);
             sm90::tma_prefetch_desc(&p.tmap_w);
             for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-                const TileCoord tc = tile_coord(p, tile);
+                const ConvBoxTile tc = tile_coord(p, tile);
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
                     sm90::mbar_arrive_expect_tx(bar(full, stage),
@@ -196,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
                     const int cb = kb % p.c_blocks, tap = kb / p.c_blocks;
                     const int r = tap / p.s, s = tap - r * p.s;
                     sm90::tma_load_4d(sa + stage * kStageBytesA, &p.tmap_w, bar(full, stage), cb * kBlockK, tap,
-                                      tc.k0, 0);
+                                      tc.col0, 0);
                     const int xc[5] = {cb * kBlockK, tc.q0 - p.pad_w + s, tc.p0 - p.pad_h + r, tc.n0, 0};
                     sm90::tma_load_5d(sb + stage * kStageBytesB, &p.tmap_x, bar(full, stage), xc);
                     sm90::next_stage(stage, phase, kStages);
@@ -215,7 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
     float big[kAcc];    // one K block's a_big b_big
     float cross[kAcc];  // a_big b_small + a_small b_big over the whole reduction
     for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-        const TileCoord tc = tile_coord(p, tile);
+        const ConvBoxTile tc = tile_coord(p, tile);
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
         int prev = -1;
