@@ -182,20 +182,27 @@ std::vector<ConvCase> cases() {
         cc("sm90_split_forced_many_tiles", 1, 8, 56, 56, 384).kernel(2, 2).pad(1, 0, 1, 0).with_env(
             "TOPS_CONV_SM90_SPLIT", "1"),
         // the Hopper 3xTF32 kernel (f32; the f16 / bf16 runs of these take
-        // the other paths): the ResNet C128 28x28 layer's shape on two images,
-        // forced below 128 output channels with channels padded mid-block, in
-        // every layout (NHWC y: scalar stores) and misaligned (scalar stores),
-        // and an 8x8-box pair of images with partial channel tiles
+        // the other paths; these small problems take its 64-channel tiles
+        // unless TOPS_CONV_SM90_TF32_WIDE=1): the ResNet C128 28x28 layer's
+        // shape on one image in 128-channel tiles, forced below 64 output
+        // channels with channels padded mid-block, in every layout (NHWC y:
+        // scalar stores) and misaligned (scalar stores), and an 8x8-box pair
+        // of images with a partial 128-channel tile
         cc("sm90_3xtf32_c128_k128_28", 1, 128, 28, 28, 128).kernel(3, 3).pad_all(1).with_bias().activation(
-            TOPS_ACT_RELU),
+            TOPS_ACT_RELU).with_env("TOPS_CONV_SM90_TF32_WIDE", "1"),
         cc("sm90_3xtf32_forced_c37_k40", 3, 37, 7, 9, 40).kernel(3, 3).pad_all(1).with_bias().layouts(all).with_env(
             "TOPS_CONV_SM90_TF32", "1"),
         cc("sm90_3xtf32_forced_misaligned", 1, 12, 10, 6, 24).kernel(2, 3).pad(1, 0, 0, 2).with_bias().misaligned(1)
             .activation(TOPS_ACT_RELU).with_env("TOPS_CONV_SM90_TF32", "1"),
-        cc("sm90_3xtf32_c200_k130_7x7", 3, 200, 7, 7, 130).kernel(3, 3).pad_all(1).with_bias(),
+        cc("sm90_3xtf32_c200_k130_7x7", 3, 200, 7, 7, 130).kernel(3, 3).pad_all(1).with_bias().with_env(
+            "TOPS_CONV_SM90_TF32_WIDE", "1"),
+        cc("sm90_3xtf32_narrow_c64_k64", 2, 64, 12, 20, 64).kernel(3, 3).pad_all(1).with_bias().activation(
+            TOPS_ACT_RELU),
         // its TF32 form (TOPS_CONV_ALLOW_TF32): x rounded by the repack, big planes only
         cc("sm90_tf32_c64_k128", 2, 64, 9, 11, 128).kernel(3, 3).pad_all(1).with_bias().activation(TOPS_ACT_RELU)
             .allow_tf32(),
+        cc("sm90_tf32_wide_c64_k192", 2, 64, 9, 11, 192).kernel(3, 3).pad_all(1).with_bias().allow_tf32().with_env(
+            "TOPS_CONV_SM90_TF32_WIDE", "1"),
         cc("sm90_tf32_forced_c37_k40", 3, 37, 7, 9, 40).kernel(3, 3).pad_all(1).layouts(all).allow_tf32().with_env(
             "TOPS_CONV_SM90_TF32", "1"),
         cc("k70_c37_odd", 1, 37, 9, 11, 70).kernel(3, 3).pad_all(1).with_bias(),

@@ -397,10 +397,15 @@ TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {
     }
 }
 
-// f32 convolutions take the tensor-core implicit GEMM as 3xTF32 (NCHW and
-// the 3-channel stem through the repack); grouped convolutions whose channels
-// per group are not whole 16-byte chunks keep the f32 FMA kernel.
+// f32 convolutions take a tensor-core implicit GEMM as 3xTF32 (NCHW and
+// the 3-channel stem through the repack): on sm_90 the wgmma kernel where
+// groups are 1, stride 1 and K at least 64, else the mma.sync one; grouped
+// convolutions whose channels per group are not whole 16-byte chunks keep
+// the f32 FMA kernel.
 TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
+    cudaDeviceProp prop{};
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
     struct Case {
         int64_t c, k, groups, r;
         bool nhwc, tensor_cores;
@@ -422,8 +427,14 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
         TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
         ops_.push_back(op);
         const std::string name = tops_op_kernel_name(op);
-        const bool tc = name.find("_igemm_nhwc_") != std::string::npos && name.find("_3xtf32") != std::string::npos;
-        EXPECT_EQ(tc, c.tensor_cores) << "c " << c.c << " groups " << c.groups << " r " << c.r << ": " << name;
+        constexpr int64_t kHopperMinK = 64;
+        const bool hopper = sm90 && c.groups == 1 && c.k >= kHopperMinK;
+        const bool igemm = name.find("_igemm_nhwc_") != std::string::npos && name.find("_3xtf32") != std::string::npos;
+        const bool wgmma = name.find("_sm90_tma_wgmma_3xtf32_") != std::string::npos;
+        const std::string what = "c " + std::to_string(c.c) + " groups " + std::to_string(c.groups) + " r " +
+                                 std::to_string(c.r) + ": " + name;
+        EXPECT_EQ(igemm || wgmma, c.tensor_cores) << what;
+        EXPECT_EQ(wgmma, c.tensor_cores && hopper) << what;
         if (!c.tensor_cores) {
             EXPECT_NE(name.find("_simt_"), std::string::npos) << name;
         } else {  // TOPS_CONV_ALLOW_TF32 turns the same plan into one TF32 product per term
@@ -431,7 +442,7 @@ TEST_F(CudaPlans, F32ConvTakesThreeTf32Kernel) {
             TOPS_OK(tops_conv2d_create(ctx_, &d, &op));
             ops_.push_back(op);
             const std::string tf32 = tops_op_kernel_name(op);
-            EXPECT_NE(tf32.find("_mma1688_tf32"), std::string::npos) << tf32;
+            EXPECT_NE(tf32.find(hopper ? "_sm90_tma_wgmma_tf32_" : "_mma1688_tf32"), std::string::npos) << tf32;
         }
     }
 }

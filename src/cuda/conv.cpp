@@ -8,7 +8,7 @@
 //   f16 / bf16, groups 1, fewer channels than a 16-byte chunk (the stem)
 //                                             -> conv_smallc (tensor cores on
 //     an input window staged in shared memory; the filter packed per call)
-//   f32 on sm_90, groups 1, stride 1, no residual, K >= 128
+//   f32 on sm_90, groups 1, stride 1, no residual, K >= 64
 //                                             -> conv_sm90_3xtf32 (TMA + wgmma;
 //     x and w repacked into TF32 big and small planes; TF32 where allowed)
 //   otherwise                                 -> conv_igemm (tensor cores; f32 as
@@ -422,8 +422,8 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
                    tf32q_.split ? "as 3xTF32, x and w repacked into TF32 big and small planes"
                                 : "as TF32 (TOPS_CONV_ALLOW_TF32), x repacked rounded to TF32, w's big plane",
                    " (channels padded to ", cpad_g, "), pixel box ", tf32q_.bn, "x", tf32q_.bp, "x", tf32q_.bq, ", ",
-                   tf32q_.tiles, " tiles of 128 channels x 128 pixels; a workspace not 16-byte aligned runs ",
-                   simt_name);
+                   tf32q_.tiles, " tiles of ", tf32q_.block_m,
+                   " channels x 128 pixels; a workspace not 16-byte aligned runs ", simt_name);
         name_ = conv_sm90_tf32_kernel_name(tf32q_);
     } else if (sm90_) {
         why_ = fmt("Hopper TMA + wgmma implicit GEMM, pixel box ", sm90q_.bn, "x", sm90q_.bp, "x", sm90q_.bq, ", ",

@@ -146,10 +146,11 @@ struct ConvTf32Problem {
     int64_t bias_stride = 0;
     float alpha = 1.0f;
     int bq = 0, bp = 0, bn = 0;  // the pixel box, as in ConvSm90Problem
+    int block_m = 0;             // output channels per tile (128 or 64)
     int tiles = 0;
 };
 // Fills `out` and returns "" when the kernel takes the problem on `dev`,
-// else why not. TOPS_CONV_SM90_TF32=0 turns it off, =1 takes it below 128
+// else why not. TOPS_CONV_SM90_TF32=0 turns it off, =1 takes it below 64
 // output channels too.
 std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool split, const DeviceInfo& dev,
                                 ConvTf32Problem* out);

@@ -11,8 +11,9 @@
 // Strategy: the repack (conv_repack.cu) writes x as dense NHWC and w as
 // dense KRSC, channels padded to cpad, each as a TF32 big plane followed by
 // its small plane. Roles are swapped against conv_sm90.cu: the GEMM's rows
-// are output channels (A = w, 64 per consumer warpgroup) and its columns
-// output pixels (B = x, a box of 128 pixels gathered by one 5-D TMA load per
+// are output channels (A = w; 128 per tile, 64 per consumer warpgroup, or
+// 64 per tile with the warpgroups splitting the pixels: Tf32Shape) and its
+// columns output pixels (B = x, a box of 128 pixels gathered by one 5-D TMA load per
 // tap and 32-channel K block, both planes at once, padding as TMA's zero
 // fill), so a thread's accumulator pairs are two neighbouring pixels of one
 // channel: NCHW y is written straight from registers with 8-byte stores.
@@ -50,35 +51,51 @@ constexpr int kWgmmaK = 8;      // the TF32 wgmma's depth
 constexpr uint32_t kSliceBytes = kWgmmaK * sizeof(float);
 constexpr int kWgRows = 64;     // output channels per consumer warpgroup (wgmma M)
 constexpr int kConsumers = 2;
-constexpr int kBlockM = kConsumers * kWgRows;  // output channels per tile
-constexpr int kBlockN = 128;                   // output pixels per tile (wgmma N)
-// Three stages of 64 KiB (both planes of a (128, 32) f32 tile of w and of x)
-// fill 192 of the 227 KiB; a stage is 12 wgmmas per warpgroup.
-constexpr int kStages = 3;
+constexpr int kBlockN = 128;    // output pixels per tile
 constexpr int kThreads = (kConsumers + 1) * kWarpgroupThreads;
-constexpr int kAcc = kWgRows * kBlockN / kWarpgroupThreads;  // f32 accumulators per thread and set
-constexpr uint32_t kPlaneBytesA = kBlockM * sm90::kSwizzleRowBytes;
-constexpr uint32_t kPlaneBytesB = kBlockN * sm90::kSwizzleRowBytes;
-constexpr uint32_t kStageBytesA = kPlanes * kPlaneBytesA, kStageBytesB = kPlanes * kPlaneBytesB;
-constexpr uint32_t kStageBytes = kStageBytesA + kStageBytesB;
-constexpr int kSmemBytes = int(kStages * kStageBytes + 2 * kStages * sizeof(uint64_t) + sm90::kSwizzleAtomBytes);
-// setmaxnreg budgets: three accumulator sets of 64 per consumer thread.
+// setmaxnreg budgets: up to three accumulator sets of 64 per consumer thread.
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 constexpr int kFragCols = 8;    // columns per accumulator group of four (d[4c..4c+3])
+constexpr uint32_t kRowBytes = sm90::kSwizzleRowBytes;
 
-static_assert(kBlockK * sizeof(float) == sm90::kSwizzleRowBytes, "a K block is one swizzle row");
+// Tile shapes. WIDE: 128 output channels x 128 pixels, each consumer
+// warpgroup 64 channels; three stages of 64 KiB (both planes of a (128, 32)
+// f32 tile of w and of x) fill 192 of the 227 KiB. Narrow: 64 channels x
+// 128 pixels, each warpgroup 64 pixels (wgmma N 64; four stages of 48 KiB):
+// for K of 64 and where 128-channel tiles would leave SMs idle (C512 7x7
+// K512: 64 wide tiles, 128 narrow ones).
+template <bool WIDE>
+struct Tf32Shape {
+    static constexpr int kBlockM = WIDE ? kConsumers * kWgRows : kWgRows;  // output channels per tile
+    static constexpr int kWgN = WIDE ? kBlockN : kBlockN / kConsumers;     // wgmma N
+    static constexpr int kAcc = kWgRows * kWgN / kWarpgroupThreads;        // accumulators per thread and set
+    static constexpr uint32_t kPlaneBytesA = kBlockM * kRowBytes, kPlaneBytesB = kBlockN * kRowBytes;
+    static constexpr uint32_t kStageBytesA = kPlanes * kPlaneBytesA, kStageBytesB = kPlanes * kPlaneBytesB;
+    static constexpr int kStages = WIDE ? 3 : 4;
+    static constexpr int kSmemBytes =
+        int(kStages * (kStageBytesA + kStageBytesB) + 2 * kStages * sizeof(uint64_t) + sm90::kSwizzleAtomBytes);
+    // Warpgroup cw's A and B rows (bytes into a plane) and its first channel and pixel of the tile.
+    static constexpr uint32_t a_off(int cw) { return WIDE ? uint32_t(cw * kWgRows) * kRowBytes : 0u; }
+    static constexpr uint32_t b_off(int cw) { return WIDE ? 0u : uint32_t(cw * kWgN) * kRowBytes; }
+    static constexpr int row_off(int cw) { return WIDE ? cw * kWgRows : 0; }
+    static constexpr int col_off(int cw) { return WIDE ? 0 : cw * kWgN; }
+
+    static_assert(kPlaneBytesA % sm90::kSwizzleAtomBytes == 0 && kPlaneBytesB % sm90::kSwizzleAtomBytes == 0,
+                  "planes keep atom alignment");
+    static_assert(a_off(1) % sm90::kSwizzleAtomBytes == 0 && b_off(1) % sm90::kSwizzleAtomBytes == 0,
+                  "a warpgroup's rows start on an atom");
+    static_assert(kAcc == kWgN / 2, "a m64nN wgmma holds N / 2 accumulators per thread");
+    static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
+};
+
+static_assert(kBlockK * sizeof(float) == kRowBytes, "a K block is one swizzle row");
 static_assert(kBlockK % kWgmmaK == 0, "whole k8 slices per K block");
-static_assert(kPlaneBytesA % sm90::kSwizzleAtomBytes == 0 && kPlaneBytesB % sm90::kSwizzleAtomBytes == 0,
-              "planes keep atom alignment");
-static_assert((kWgRows * sm90::kSwizzleRowBytes) % sm90::kSwizzleAtomBytes == 0, "a warpgroup's rows start on an atom");
-static_assert(kAcc == kBlockN / 2, "a m64nN wgmma holds N / 2 accumulators per thread");
-static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
 static_assert(kProducerRegs * kWarpgroupThreads + kConsumerRegs * kConsumers * kWarpgroupThreads <= 65536,
               "register file");
 
 struct ConvTf32Params {  // 64-byte aligned by its tensor maps
     CUtensorMap tmap_x;  // (cpad, W, H, N, plane); box (32, bq, bp, bn, 2)
-    CUtensorMap tmap_w;  // (cpad, R*S, K, plane); box (32, 1, 128, 2)
+    CUtensorMap tmap_w;  // (cpad, R*S, K, plane); box (32, 1, block_m, 2)
     float* y;
     const float* bias;   // (K) or nullptr
     int64_t ys[4];
@@ -96,16 +113,17 @@ template <bool SPLIT>
 constexpr uint32_t kLoadPlanes = SPLIT ? kPlanes : 1;
 
 #if TOPS_SM90A
+template <class Sh>
 __device__ __forceinline__ ConvBoxTile tile_coord(const ConvTf32Params& p, int tile) {
-    return conv_box_tile(tile, p.tiles_q, p.tiles_p, p.tiles_n, p.bq, p.bp, p.bn, kBlockM);
+    return conv_box_tile(tile, p.tiles_q, p.tiles_p, p.tiles_n, p.bq, p.bp, p.bn, Sh::kBlockM);
 }
 
 // act(alpha * (big + cross) + bias) of this thread's fragment, stored to y:
-// rows (channels) 16 warp + lane / 4 + 8 h of the warpgroup's 64, columns
-// (pixels) 8 c + 2 (lane % 4) + e in box order.
-template <Activation ACT>
-__device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBoxTile& tc, const float (&acc)[kAcc],
-                                           const float (&cross)[kAcc], int row0, int lane) {
+// rows (channels) row0 + lane / 4 + 8 h, columns (pixels) col0 + 8 c + 2
+// (lane % 4) + e of the tile in box order.
+template <Activation ACT, int NACC>
+__device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBoxTile& tc, const float (&acc)[NACC],
+                                           const float (&cross)[NACC], int row0, int col0, int lane) {
     const int g = lane / 4, t = lane % 4;
     float bias_v[2];
     int64_t ch_off[2];
@@ -119,8 +137,8 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBo
     }
     const int slab = p.bq * p.bp;
 #pragma unroll
-    for (int c = 0; c < kAcc / 4; ++c) {
-        const int col = kFragCols * c + 2 * t;  // even, and bq is even: the pair shares an output row
+    for (int c = 0; c < NACC / 4; ++c) {
+        const int col = col0 + kFragCols * c + 2 * t;  // even, and bq is even: the pair shares an output row
         const int nn = col / slab;
         const int rem = col - nn * slab;
         const int pp = rem / p.bq;
@@ -146,13 +164,16 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBo
 }
 #endif  // TOPS_SM90A
 
-template <Activation ACT, bool SPLIT>
+template <Activation ACT, bool SPLIT, bool WIDE>
 __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __grid_constant__ ConvTf32Params p) {
 #if TOPS_SM90A
+    using Sh = Tf32Shape<WIDE>;
+    constexpr int kStages = Sh::kStages, kAcc = Sh::kAcc;
+    constexpr uint32_t kStageBytesA = Sh::kStageBytesA, kStageBytesB = Sh::kStageBytesB;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t raw = smem_addr(smem_raw);
     const uint32_t base = (raw + sm90::kSwizzleAtomBytes - 1) / sm90::kSwizzleAtomBytes * sm90::kSwizzleAtomBytes;
-    const uint32_t sa = base;                          // (kStages, plane, 128 channels, 32) swizzled
+    const uint32_t sa = base;                          // (kStages, plane, kBlockM channels, 32) swizzled
     const uint32_t sb = sa + kStages * kStageBytesA;   // (kStages, plane, 128 pixels, 32) swizzled
     const uint32_t full = sb + kStages * kStageBytesB;
     const uint32_t empty = full + kStages * sizeof(uint64_t);
@@ -178,11 +199,11 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
             sm90::tma_prefetch_desc(&p.tmap_x);
             sm90::tma_prefetch_desc(&p.tmap_w);
             for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-                const ConvBoxTile tc = tile_coord(p, tile);
+                const ConvBoxTile tc = tile_coord<Sh>(p, tile);
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
                     sm90::mbar_arrive_expect_tx(bar(full, stage),
-                                                kLoadPlanes<SPLIT> * (kPlaneBytesA + kPlaneBytesB));
+                                                kLoadPlanes<SPLIT> * (Sh::kPlaneBytesA + Sh::kPlaneBytesB));
                     const int cb = kb % p.c_blocks, tap = kb / p.c_blocks;
                     const int r = tap / p.s, s = tap - r * p.s;
                     sm90::tma_load_4d(sa + stage * kStageBytesA, &p.tmap_w, bar(full, stage), cb * kBlockK, tap,
@@ -196,16 +217,15 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
         return;
     }
 
-    // consumers: warpgroup cw owns output channels [64 cw, 64 cw + 64) of each tile
+    // consumers: warpgroup cw owns 64 output channels x kWgN pixels of each tile (Tf32Shape)
     sm90::warpgroup_reg_alloc<kConsumerRegs>();
     const int cw = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
-    const uint32_t a_rows = uint32_t(cw * kWgRows) * sm90::kSwizzleRowBytes;
-    float acc[kAcc];    // (64, 128): sum of the K blocks' big products, added in f32
+    float acc[kAcc];    // (64, kWgN): sum of the K blocks' big products, added in f32
     float big[kAcc];    // one K block's a_big b_big
     float cross[kAcc];  // a_big b_small + a_small b_big over the whole reduction
     for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
-        const ConvBoxTile tc = tile_coord(p, tile);
+        const ConvBoxTile tc = tile_coord<Sh>(p, tile);
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
         int prev = -1;
@@ -214,12 +234,12 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
             sm90::wgmma_fence_operands(big);
             sm90::wgmma_fence_operands(cross);
             sm90::wgmma_fence();
-            const uint32_t a_big = sa + stage * kStageBytesA + a_rows, a_small = a_big + kPlaneBytesA;
-            const uint32_t b_big = sb + stage * kStageBytesB, b_small = b_big + kPlaneBytesB;
+            const uint32_t a_big = sa + stage * kStageBytesA + Sh::a_off(cw), a_small = a_big + Sh::kPlaneBytesA;
+            const uint32_t b_big = sb + stage * kStageBytesB + Sh::b_off(cw), b_small = b_big + Sh::kPlaneBytesB;
             if constexpr (!SPLIT) {  // TF32: the big products straight into acc, one stage in flight
 #pragma unroll
                 for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                    sm90::wgmma_ss_tf32<kBlockN>(acc, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(acc, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
                 }
                 sm90::wgmma_commit();
@@ -228,16 +248,16 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
             } else {
 #pragma unroll
                 for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                    sm90::wgmma_ss_tf32<kBlockN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), kk != 0);
                 }
                 sm90::wgmma_commit();
 #pragma unroll
                 for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                    sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_small + kk * kSliceBytes),
                                                  (kb | kk) != 0);
-                    sm90::wgmma_ss_tf32<kBlockN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
                 }
                 sm90::wgmma_commit();
@@ -261,24 +281,32 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
 #pragma unroll
             for (int i = 0; i < kAcc; ++i) cross[i] = 0.0f;
         }
-        store_tile<ACT>(p, tc, acc, cross, cw * kWgRows + warp * 16, lane);
+        store_tile<ACT>(p, tc, acc, cross, Sh::row_off(cw) + warp * 16, Sh::col_off(cw), lane);
     }
 #endif
 }
 
 using ConvTf32Kernel = void (*)(ConvTf32Params);
 
-// The one dispatch point: 3xTF32 or TF32 x the activations ResNet-style
-// layers use (others take conv_igemm).
-template <bool SPLIT>
+// The one dispatch point: 3xTF32 or TF32 x tile shape x the activations
+// ResNet-style layers use (others take conv_igemm).
+template <bool SPLIT, bool WIDE>
 ConvTf32Kernel kernel_of(Activation act) {
     switch (act) {
-        case Activation::none: return conv_sm90_tf32_kernel<Activation::none, SPLIT>;
-        case Activation::relu: return conv_sm90_tf32_kernel<Activation::relu, SPLIT>;
+        case Activation::none: return conv_sm90_tf32_kernel<Activation::none, SPLIT, WIDE>;
+        case Activation::relu: return conv_sm90_tf32_kernel<Activation::relu, SPLIT, WIDE>;
         default: return nullptr;
     }
 }
-ConvTf32Kernel kernel_for(const ConvTf32Problem& q) { return q.split ? kernel_of<true>(q.act) : kernel_of<false>(q.act); }
+ConvTf32Kernel kernel_for(const ConvTf32Problem& q) {
+    if (q.block_m == Tf32Shape<true>::kBlockM) {
+        return q.split ? kernel_of<true, true>(q.act) : kernel_of<false, true>(q.act);
+    }
+    return q.split ? kernel_of<true, false>(q.act) : kernel_of<false, false>(q.act);
+}
+int smem_bytes_for(const ConvTf32Problem& q) {
+    return q.block_m == Tf32Shape<true>::kBlockM ? Tf32Shape<true>::kSmemBytes : Tf32Shape<false>::kSmemBytes;
+}
 
 Status encode_all(const ConvTf32Problem& q, const void* x, const void* w, ConvTf32Params* k) {
     constexpr cuuint64_t kF32 = sizeof(float);
@@ -293,7 +321,7 @@ Status encode_all(const ConvTf32Problem& q, const void* x, const void* w, ConvTf
                                            CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 x"));
     const cuuint64_t w_dims[4] = {cpad, taps, cuuint64_t(q.k), planes};
     const cuuint64_t w_st[3] = {cpad * kF32, cpad * kF32 * taps, cuuint64_t(q.w_plane) * kF32};
-    const cuuint32_t w_box[4] = {cuuint32_t(kBlockK), 1, cuuint32_t(kBlockM), planes};
+    const cuuint32_t w_box[4] = {cuuint32_t(kBlockK), 1, cuuint32_t(q.block_m), planes};
     return encode_tensor_map(&k->tmap_w, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, w, 4, w_dims, w_st, w_box,
                              CU_TENSOR_MAP_SWIZZLE_128B, "conv2d sm90 3xTF32 w");
 }
@@ -323,10 +351,19 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
     int box[3];
     const int64_t pixel_tiles = conv_sm90_pixel_box(q.n, q.p, q.q, box);
     q.bq = box[0], q.bp = box[1], q.bn = box[2];
-    // Output channels below a tile's 128 leave its rows idle: taken from
-    // K = 128 on unless TOPS_CONV_SM90_TF32=1 asks for it wherever it applies.
-    if (env != '1' && q.k < kBlockM) return "fewer than 128 output channels";
-    const int64_t tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kBlockM));
+    // Output channels below a tile's 64 leave its rows idle: taken from K =
+    // 64 on unless TOPS_CONV_SM90_TF32=1 asks for it wherever it applies.
+    // 128-channel tiles where K is above 64 and they fill nine tenths of the
+    // SMs, else 64-channel ones (TOPS_CONV_SM90_TF32_WIDE=1 / 0 forces either).
+    constexpr int kWide = Tf32Shape<true>::kBlockM, kNarrow = Tf32Shape<false>::kBlockM;
+    constexpr int64_t kWaveTenths = 9;
+    if (env != '1' && q.k < kNarrow) return "fewer than 64 output channels";
+    const int64_t wide_tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kWide));
+    const char wide_env = env_flag("TOPS_CONV_SM90_TF32_WIDE");
+    const bool wide =
+        wide_env == '1' || (wide_env != '0' && q.k > kNarrow && wide_tiles * 10 >= kWaveTenths * dev.sm_count);
+    q.block_m = wide ? kWide : kNarrow;
+    const int64_t tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(q.block_m));
     if (tiles > INT_MAX) return "too many tiles";
     q.tiles = int(tiles);
     const ConvTf32Kernel kernel = kernel_for(q);
@@ -335,13 +372,13 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
         (void)cudaGetLastError();
         return "no sm_90a image";
     }
-    if (dev.max_smem_per_block_optin < kSmemBytes) return "too little shared memory";
+    if (dev.max_smem_per_block_optin < smem_bytes_for(q)) return "too little shared memory";
     if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
     const void* stand_in = tma_stand_in_address();
     ConvTf32Params probe{};
     if (!encode_all(q, stand_in, stand_in, &probe).is_ok()) return "sizes TMA cannot express";
     if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             kSmemBytes) != cudaSuccess) {
+                             smem_bytes_for(q)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "shared memory opt-in refused";
     }
@@ -350,7 +387,10 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
 }
 
 const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q) {
-    return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_128x128x32";
+    if (q.block_m == Tf32Shape<true>::kBlockM) {
+        return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_128x128x32";
+    }
+    return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_64x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_64x128x32";
 }
 
 Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
@@ -376,7 +416,7 @@ Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, con
     p.vec2 = q.ys[3] == 1 && q.ys[0] % 2 == 0 && q.ys[1] % 2 == 0 && q.ys[2] % 2 == 0 &&
              reinterpret_cast<uintptr_t>(y) % kPairBytes == 0;
     const int grid = q.tiles < sm_count ? q.tiles : sm_count;
-    kernel_for(q)<<<grid, kThreads, kSmemBytes, stream>>>(p);
+    kernel_for(q)<<<grid, kThreads, smem_bytes_for(q), stream>>>(p);
     return launch_status(conv_sm90_tf32_kernel_name(q));
 }
 

@@ -365,6 +365,7 @@ __device__ __forceinline__ void wgmma_ss_tf32(float (&d)[N / 2], uint64_t desc_a
     }
 
 TOPS_WGMMA_SS_TF32(128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66)
+TOPS_WGMMA_SS_TF32(64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34)
 
 #undef TOPS_WGMMA_SS
 #undef TOPS_WGMMA_SS_TF32
