@@ -45,7 +45,7 @@ namespace {
 
 using sm90::kWarpgroupThreads;
 
-constexpr int kPlanes = 2;      // TF32 big part, then small part (the stage layout of either form)
+constexpr int kPlanes = 2;      // TF32 big part, then small part
 constexpr int kBlockK = 32;     // f32 channels per K block: one 128-byte swizzle row
 constexpr int kWgmmaK = 8;      // the TF32 wgmma's depth
 constexpr uint32_t kSliceBytes = kWgmmaK * sizeof(float);
@@ -59,19 +59,22 @@ constexpr int kFragCols = 8;    // columns per accumulator group of four (d[4c..
 constexpr uint32_t kRowBytes = sm90::kSwizzleRowBytes;
 
 // Tile shapes. WIDE: 128 output channels x 128 pixels, each consumer
-// warpgroup 64 channels; three stages of 64 KiB (both planes of a (128, 32)
-// f32 tile of w and of x) fill 192 of the 227 KiB. Narrow: 64 channels x
-// 128 pixels, each warpgroup 64 pixels (wgmma N 64; four stages of 48 KiB):
-// for K of 64 and where 128-channel tiles would leave SMs idle (C512 7x7
-// K512: 64 wide tiles, 128 narrow ones).
-template <bool WIDE>
+// warpgroup 64 channels. Narrow: 64 channels x 128 pixels, each warpgroup
+// 64 pixels (wgmma N 64), for K of 64 and where 128-channel tiles would
+// leave SMs idle (C512 7x7 K512: 64 wide tiles, 128 narrow ones). A stage
+// holds the planes the form loads (SPLIT: both, big and small, of a (BLOCK_M,
+// 32) f32 tile of w and a (128, 32) one of x; TF32: the big ones), and the
+// stages fill 192 of the 227 KiB: 3 / 4 (wide / narrow) for 3xTF32, 6 / 8
+// for TF32.
+template <bool WIDE, bool SPLIT>
 struct Tf32Shape {
     static constexpr int kBlockM = WIDE ? kConsumers * kWgRows : kWgRows;  // output channels per tile
     static constexpr int kWgN = WIDE ? kBlockN : kBlockN / kConsumers;     // wgmma N
     static constexpr int kAcc = kWgRows * kWgN / kWarpgroupThreads;        // accumulators per thread and set
+    static constexpr uint32_t kLoadPlanes = SPLIT ? kPlanes : 1;
     static constexpr uint32_t kPlaneBytesA = kBlockM * kRowBytes, kPlaneBytesB = kBlockN * kRowBytes;
-    static constexpr uint32_t kStageBytesA = kPlanes * kPlaneBytesA, kStageBytesB = kPlanes * kPlaneBytesB;
-    static constexpr int kStages = WIDE ? 3 : 4;
+    static constexpr uint32_t kStageBytesA = kLoadPlanes * kPlaneBytesA, kStageBytesB = kLoadPlanes * kPlaneBytesB;
+    static constexpr int kStages = (WIDE ? 3 : 4) * (SPLIT ? 1 : 2);
     static constexpr int kSmemBytes =
         int(kStages * (kStageBytesA + kStageBytesB) + 2 * kStages * sizeof(uint64_t) + sm90::kSwizzleAtomBytes);
     // Warpgroup cw's A and B rows (bytes into a plane) and its first channel and pixel of the tile.
@@ -107,10 +110,6 @@ struct ConvTf32Params {  // 64-byte aligned by its tensor maps
     int tiles_q, tiles_p, tiles_n, tiles;
     int vec2;            // y takes a pixel pair as one 8-byte store
 };
-
-// Planes a stage loads: both for 3xTF32, the big ones alone for TF32.
-template <bool SPLIT>
-constexpr uint32_t kLoadPlanes = SPLIT ? kPlanes : 1;
 
 #if TOPS_SM90A
 template <class Sh>
@@ -167,7 +166,7 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBo
 template <Activation ACT, bool SPLIT, bool WIDE>
 __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __grid_constant__ ConvTf32Params p) {
 #if TOPS_SM90A
-    using Sh = Tf32Shape<WIDE>;
+    using Sh = Tf32Shape<WIDE, SPLIT>;
     constexpr int kStages = Sh::kStages, kAcc = Sh::kAcc;
     constexpr uint32_t kStageBytesA = Sh::kStageBytesA, kStageBytesB = Sh::kStageBytesB;
     extern __shared__ uint8_t smem_raw[];
@@ -203,7 +202,7 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
                 for (int kb = 0; kb < k_blocks; ++kb) {
                     sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
                     sm90::mbar_arrive_expect_tx(bar(full, stage),
-                                                kLoadPlanes<SPLIT> * (Sh::kPlaneBytesA + Sh::kPlaneBytesB));
+                                                Sh::kStageBytesA + Sh::kStageBytesB);
                     const int cb = kb % p.c_blocks, tap = kb / p.c_blocks;
                     const int r = tap / p.s, s = tap - r * p.s;
                     sm90::tma_load_4d(sa + stage * kStageBytesA, &p.tmap_w, bar(full, stage), cb * kBlockK, tap,
@@ -299,19 +298,21 @@ ConvTf32Kernel kernel_of(Activation act) {
     }
 }
 ConvTf32Kernel kernel_for(const ConvTf32Problem& q) {
-    if (q.block_m == Tf32Shape<true>::kBlockM) {
+    if (q.block_m == Tf32Shape<true, true>::kBlockM) {
         return q.split ? kernel_of<true, true>(q.act) : kernel_of<false, true>(q.act);
     }
     return q.split ? kernel_of<true, false>(q.act) : kernel_of<false, false>(q.act);
 }
 int smem_bytes_for(const ConvTf32Problem& q) {
-    return q.block_m == Tf32Shape<true>::kBlockM ? Tf32Shape<true>::kSmemBytes : Tf32Shape<false>::kSmemBytes;
+    const bool wide = q.block_m == Tf32Shape<true, true>::kBlockM;
+    if (q.split) return wide ? Tf32Shape<true, true>::kSmemBytes : Tf32Shape<false, true>::kSmemBytes;
+    return wide ? Tf32Shape<true, false>::kSmemBytes : Tf32Shape<false, false>::kSmemBytes;
 }
 
 Status encode_all(const ConvTf32Problem& q, const void* x, const void* w, ConvTf32Params* k) {
     constexpr cuuint64_t kF32 = sizeof(float);
     const cuuint64_t cpad = cuuint64_t(q.cpad), taps = cuuint64_t(q.r) * cuuint64_t(q.s);
-    const cuuint32_t planes = q.split ? kLoadPlanes<true> : kLoadPlanes<false>;
+    const cuuint32_t planes = q.split ? Tf32Shape<true, true>::kLoadPlanes : Tf32Shape<true, false>::kLoadPlanes;
     const cuuint64_t x_dims[5] = {cpad, cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n), planes};
     const cuuint64_t x_row = cpad * kF32, x_img_row = x_row * cuuint64_t(q.w);
     // (TF32 loads one plane: the plane stride is then unused but valid.)
@@ -355,7 +356,7 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
     // 64 on unless TOPS_CONV_SM90_TF32=1 asks for it wherever it applies.
     // 128-channel tiles where K is above 64 and they fill nine tenths of the
     // SMs, else 64-channel ones (TOPS_CONV_SM90_TF32_WIDE=1 / 0 forces either).
-    constexpr int kWide = Tf32Shape<true>::kBlockM, kNarrow = Tf32Shape<false>::kBlockM;
+    constexpr int kWide = Tf32Shape<true, true>::kBlockM, kNarrow = Tf32Shape<false, true>::kBlockM;
     constexpr int64_t kWaveTenths = 9;
     if (env != '1' && q.k < kNarrow) return "fewer than 64 output channels";
     const int64_t wide_tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kWide));
@@ -387,7 +388,7 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
 }
 
 const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q) {
-    if (q.block_m == Tf32Shape<true>::kBlockM) {
+    if (q.block_m == Tf32Shape<true, true>::kBlockM) {
         return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_128x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_128x128x32";
     }
     return q.split ? "conv2d_f32_sm90_tma_wgmma_3xtf32_64x128x32" : "conv2d_f32_sm90_tma_wgmma_tf32_64x128x32";
