@@ -108,6 +108,13 @@ void set_epilogue(const ConvParams& p, const ArgTable& args, ConvEpilogueArgs* e
 
 // ------------------------------------------------------------------ implicit GEMM
 
+// A block size for `extent` that keeps the count of `block`-sized blocks
+// and spreads the extent evenly over them, in multiples of `unit`.
+int64_t even_block(int64_t extent, int64_t block, int64_t unit) {
+    if (extent <= 0 || block <= 0) return block;
+    return std::min(block, round_up(ceil_div(extent, ceil_div(extent, block)), unit));
+}
+
 class ConvGemmPlan final : public OpPlan {
 public:
     ConvGemmPlan(const ConvParams& p, ConvGemmOrientation orient, bool forced)
@@ -171,6 +178,13 @@ public:
         while (max_threads_ > 1 && tasks() < want && chan_block > chan_unit) {
             chan_block = std::max(chan_unit, round_up(chan_block / 2, chan_unit));
         }
+        // The same number of blocks, as equal as the register tile allows: the
+        // static split gives each thread whole tasks, and a short last block
+        // per image left others a block more (the batch-8 stem at 16 threads:
+        // 8 blocks of 1778 pixels per image, the last 98 long, so the busiest
+        // thread had 13% more pixels than the mean).
+        pix_block = even_block(pixels, pix_block, pix_unit);
+        chan_block = even_block(kg, chan_block, chan_unit);
         // Workspace: staged x, then the packed filter slivers (pixels_by_channels)
         // or staged filter rows (channels_by_pixels, when needed), then one
         // im2col block per thread.
