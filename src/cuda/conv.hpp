@@ -157,7 +157,7 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
 const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q);
 // x_planes and w_planes 16-byte aligned (the workspace).
 Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
-                               const void* bias, int sm_count, cudaStream_t stream);
+                             const void* bias, int sm_count, cudaStream_t stream);
 
 // The small-channel window kernel (conv_smallc.cu): f16 / bf16, groups 1,
 // fewer channels than a 16-byte chunk, undilated columns, S * cp <= 64. A

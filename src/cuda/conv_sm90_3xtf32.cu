@@ -395,7 +395,7 @@ const char* conv_sm90_tf32_kernel_name(const ConvTf32Problem& q) {
 }
 
 Status launch_conv_sm90_tf32(const ConvTf32Problem& q, const void* x_planes, const void* w_planes, void* y,
-                               const void* bias, int sm_count, cudaStream_t stream) {
+                             const void* bias, int sm_count, cudaStream_t stream) {
     ConvTf32Params p{};
     TOPS_RETURN_IF_ERROR(encode_all(q, x_planes, w_planes, &p));
     p.y = static_cast<float*>(y);
