@@ -99,21 +99,39 @@ struct ConvRepackParams {
 Status launch_conv_repack(const ConvRepackParams& p, tops_dtype_t dtype, cudaStream_t stream, bool pdl);
 bool conv_repack_pdl_ok(const DeviceInfo& dev);
 
-// The Hopper implicit GEMM (conv_sm90.cu): f16 / bf16, groups 1, stride and
-// dilation 1, channels-last x, KRSC w and y with unit channel strides and
-// 16-byte strides otherwise, channel counts multiples of 8, act none or
-// relu, no residual. Strides as in ConvKernelParams.
-struct ConvSm90Problem {
-    tops_dtype_t dtype = TOPS_DTYPE_INVALID;
+// What the two Hopper implicit GEMMs (conv_sm90.cu, conv_sm90_3xtf32.cu)
+// share: sizes, padding, y's strides, the epilogue and the pixel tiling.
+// Strides as in ConvKernelParams.
+struct ConvSm90Shape {
     Activation act = Activation::none;
-    int n = 0, h = 0, w = 0, c = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
-    int64_t xs[4] = {}, ws[4] = {}, ys[4] = {};
+    int n = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
+    int64_t ys[4] = {};
     int64_t bias_stride = 0;
     float alpha = 1.0f;
     int bq = 0, bp = 0, bn = 0;  // a tile's 128 output pixels: bn images x bp rows x bq columns
-    int block_n = 0;             // a tile's output channels (64 or 128)
-    int splits = 1;              // 2: each tile on a cluster of two CTAs splitting K (block_n 128)
     int tiles = 0;
+};
+// Fills `out` from kp, the pixel box included (the box of (bq columns, bp
+// rows, bn images) of y that pads the output least; every bq even), and
+// returns the number of pixel tiles; out->tiles is left to the plan.
+int64_t conv_sm90_shape(const ConvKernelParams& kp, ConvSm90Shape* out);
+// "" when both Hopper kernels may take the problem as far as the device and
+// kp go (an sm_90 device, groups 1, stride and dilation 1, no residual,
+// act none or relu), else why not.
+std::string conv_sm90_shared_why(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev);
+// Whether `tiles` tiles fill nine tenths of the SMs: where 128-channel tiles
+// do, both kernels take them over 64-channel ones (twice the tiles).
+bool conv_sm90_fills_sms(int64_t tiles, const DeviceInfo& dev);
+
+// The Hopper implicit GEMM (conv_sm90.cu): f16 / bf16, channels-last x, KRSC
+// w and y with unit channel strides and 16-byte strides otherwise, channel
+// counts multiples of 8, and what conv_sm90_shared_why asks.
+struct ConvSm90Problem : ConvSm90Shape {
+    tops_dtype_t dtype = TOPS_DTYPE_INVALID;
+    int c = 0;
+    int64_t xs[4] = {}, ws[4] = {};
+    int block_n = 0;  // a tile's output channels (64 or 128)
+    int splits = 1;   // 2: each tile on a cluster of two CTAs splitting K (block_n 128)
 };
 // Fills `out` and returns "" when the kernel takes the problem on `dev`
 // (its shared-memory opt-in is then set), else why not. TOPS_CONV_SM90=0
@@ -126,28 +144,17 @@ bool conv_sm90_pointers_ok(const void* x, const void* w, const void* y);
 Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, void* y, const void* bias,
                         int sm_count, cudaStream_t stream);
 
-// A tile's 128 output pixels as a box of (bq columns, bp rows, bn images) of
-// y, the box that pads the output least; returns the number of pixel tiles.
-int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]);
-
-// The Hopper TF32 implicit GEMM (conv_sm90_3xtf32.cu): f32, groups 1,
-// stride and dilation 1, act none or relu, no residual; x and w as the
-// repack writes them: dense NHWC x and KRSC w, cpad channels, each a TF32
-// big plane followed x_plane / w_plane elements on by its small plane
-// (3xTF32, `split`), or for TF32 (TOPS_CONV_ALLOW_TF32) x rounded to TF32
-// alone and w's big plane; y in any strides (8-byte pixel pairs where
-// unit-stride).
-struct ConvTf32Problem {
+// The Hopper TF32 implicit GEMM (conv_sm90_3xtf32.cu): f32, what
+// conv_sm90_shared_why asks; x and w as the repack writes them: dense NHWC
+// x and KRSC w, cpad channels, each a TF32 big plane followed x_plane /
+// w_plane elements on by its small plane (3xTF32, `split`), or for TF32
+// (TOPS_CONV_ALLOW_TF32) x rounded to TF32 alone and w's big plane; y in
+// any strides (8-byte pixel pairs where unit-stride).
+struct ConvTf32Problem : ConvSm90Shape {
     bool split = true;
-    Activation act = Activation::none;
-    int n = 0, h = 0, w = 0, cpad = 0, k = 0, r = 0, s = 0, p = 0, q = 0, pad_h = 0, pad_w = 0;
+    int cpad = 0;
     int64_t x_plane = 0, w_plane = 0;
-    int64_t ys[4] = {};
-    int64_t bias_stride = 0;
-    float alpha = 1.0f;
-    int bq = 0, bp = 0, bn = 0;  // the pixel box, as in ConvSm90Problem
-    int block_m = 0;             // output channels per tile (128 or 64)
-    int tiles = 0;
+    int block_m = 0;  // output channels per tile (128 or 64)
 };
 // Fills `out` and returns "" when the kernel takes the problem on `dev`,
 // else why not. TOPS_CONV_SM90_TF32=0 turns it off, =1 takes it below 64

@@ -201,12 +201,12 @@ Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const 
     return encode_tensor_map_sw128(&k->tmap_y, q.dtype, y, 4, y_dims, ys, y_box, "conv2d sm90 y");
 }
 
-}  // namespace
-
-// The first listed on a tie. 7x7 outputs take two 8x8 images, 14x14 one 16x8
+// A tile's 128 output pixels as a box of (bq columns, bp rows, bn images) of
+// y, the box that pads the output least (the first listed on a tie); returns
+// the number of pixel tiles. 7x7 outputs take two 8x8 images, 14x14 one 16x8
 // box, 28x28 and 56x56 32x4 boxes. Every bq is even (the 3xTF32 kernel
 // stores pixel pairs of one row).
-int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]) {
+int64_t pixel_box(int n, int p, int q, int (&box)[3]) {
     constexpr int kBoxes[][3] = {{32, 4, 1}, {16, 8, 1}, {8, 16, 1}, {8, 8, 2}};
     static_assert(kBoxes[0][0] * kBoxes[0][1] * kBoxes[0][2] == kTilePixels, "boxes of a tile's pixels");
     int64_t best = -1;
@@ -218,6 +218,36 @@ int64_t conv_sm90_pixel_box(int n, int p, int q, int (&box)[3]) {
         }
     }
     return best;
+}
+
+}  // namespace
+
+int64_t conv_sm90_shape(const ConvKernelParams& kp, ConvSm90Shape* out) {
+    ConvSm90Shape& q = *out;
+    q.act = kp.act;
+    q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
+    q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
+    for (int i = 0; i < 4; ++i) q.ys[i] = kp.ys[i];
+    q.bias_stride = kp.bias_stride;
+    q.alpha = kp.alpha;
+    int box[3];
+    const int64_t pixel_tiles = pixel_box(q.n, q.p, q.q, box);
+    q.bq = box[0], q.bp = box[1], q.bn = box[2];
+    return pixel_tiles;
+}
+
+std::string conv_sm90_shared_why(const ConvKernelParams& kp, bool residual, const DeviceInfo& dev) {
+    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    if (kp.groups != 1) return "grouped";
+    if (kp.stride_h != 1 || kp.stride_w != 1 || kp.dil_h != 1 || kp.dil_w != 1) return "stride or dilation above 1";
+    if (residual) return "residual";
+    if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
+    return std::string();
+}
+
+bool conv_sm90_fills_sms(int64_t tiles, const DeviceInfo& dev) {
+    constexpr int64_t kWaveTenths = 9;
+    return tiles * 10 >= kWaveTenths * dev.sm_count;
 }
 
 const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
@@ -233,46 +263,36 @@ const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
 std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool residual, const DeviceInfo& dev,
                            ConvSm90Problem* out) {
     if (env_switched_off("TOPS_CONV_SM90")) return "TOPS_CONV_SM90=0";
-    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
+    const std::string why = conv_sm90_shared_why(kp, residual, dev);
+    if (!why.empty()) return why;
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return "not f16 / bf16";
-    if (kp.groups != 1) return "grouped";
-    if (kp.stride_h != 1 || kp.stride_w != 1 || kp.dil_h != 1 || kp.dil_w != 1) return "stride or dilation above 1";
-    if (residual) return "residual";
-    if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
     if (kp.c % kStrideElems != 0 || kp.k % kStrideElems != 0) return "channels not a multiple of 8";
     if (!strides_ok(kp.xs) || !strides_ok(kp.ws) || !strides_ok(kp.ys)) return "x, w or y not channels-last with 16-byte strides";
     if (kp.s > 1 && kp.r > 1 && kp.ws[2] != int64_t(kp.s) * kp.ws[3]) return "filter taps not one strided run";
     ConvSm90Problem q;
+    const int64_t pixel_tiles = conv_sm90_shape(kp, &q);
     q.dtype = dtype;
-    q.act = kp.act;
-    q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.c = kp.c, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
-    q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
+    q.c = kp.c;
     for (int i = 0; i < 4; ++i) {
         q.xs[i] = kp.xs[i];
         q.ws[i] = kp.ws[i];
-        q.ys[i] = kp.ys[i];
     }
-    q.bias_stride = kp.bias_stride;
-    q.alpha = kp.alpha;
-    int box[3];
-    const int64_t pixel_tiles = conv_sm90_pixel_box(q.n, q.p, q.q, box);
-    q.bq = box[0], q.bp = box[1], q.bn = box[2];
     // 128 output channels per tile when K allows and the tiles still fill
-    // nine tenths of the SMs; else 64 (twice the tiles). H100, f16 N32:
-    // 14x14 K256 ran 230 TFLOP/s at 64 wide (256 tiles) and 350 at 128 wide
-    // (128 tiles); 28x28 K128 at 128 wide (224 tiles) 315; 7x7 K512 at 64
-    // wide (128 tiles; 128 wide would leave half the SMs idle) 238. By count,
-    // a 64-wide wgmma reads 32 KiB of shared memory per MFLOP against 24 for
-    // 128 (each warpgroup reads its A rows and all of B), the likely reason.
+    // nine tenths of the SMs (conv_sm90_fills_sms); else 64 (twice the
+    // tiles). H100, f16 N32: 14x14 K256 ran 230 TFLOP/s at 64 wide (256
+    // tiles) and 350 at 128 wide (128 tiles); 28x28 K128 at 128 wide (224
+    // tiles) 315; 7x7 K512 at 64 wide (128 tiles; 128 wide would leave half
+    // the SMs idle) 238. By count, a 64-wide wgmma reads 32 KiB of shared
+    // memory per MFLOP against 24 for 128 (each warpgroup reads its A rows
+    // and all of B), the likely reason.
     // Where 128-wide tiles fill less than that but twice them fit on the
     // SMs, each 128-wide tile runs on a cluster of two CTAs splitting K
     // (7x7 K512: 64 tiles on 128 CTAs), if such a cluster fits on the device.
     // TOPS_CONV_SM90_SPLIT=0 keeps the 64-wide tiles there, =1 splits
     // wherever K is a multiple of 128 and the K blocks are even.
-    constexpr int64_t kWaveTenths = 9;
     const int64_t wide_tiles = q.k % 128 == 0 ? pixel_tiles * (q.k / 128) : 0;
     const int64_t k_blocks = int64_t(q.r) * q.s * ceil_div(q.c, kBlockK);
-    q.block_n = wide_tiles > 0 && wide_tiles * 10 >= kWaveTenths * dev.sm_count ? 128 : 64;
+    q.block_n = wide_tiles > 0 && conv_sm90_fills_sms(wide_tiles, dev) ? 128 : 64;
     const char split_env = env_flag("TOPS_CONV_SM90_SPLIT");
     if (wide_tiles > 0 && k_blocks % 2 == 0 && split_env != '0' &&
         (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count)) && split_pair_fits(dtype, q.act)) {

@@ -117,12 +117,12 @@ __device__ __forceinline__ ConvBoxTile tile_coord(const ConvTf32Params& p, int t
     return conv_box_tile(tile, p.tiles_q, p.tiles_p, p.tiles_n, p.bq, p.bp, p.bn, Sh::kBlockM);
 }
 
-// act(alpha * (big + cross) + bias) of this thread's fragment, stored to y:
-// rows (channels) row0 + lane / 4 + 8 h, columns (pixels) col0 + 8 c + 2
+// act(alpha * acc + bias) of this thread's fragment, stored to y: rows
+// (channels) row0 + lane / 4 + 8 h, columns (pixels) col0 + 8 c + 2
 // (lane % 4) + e of the tile in box order.
 template <Activation ACT, int NACC>
 __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBoxTile& tc, const float (&acc)[NACC],
-                                           const float (&cross)[NACC], int row0, int col0, int lane) {
+                                           int row0, int col0, int lane) {
     const int g = lane / 4, t = lane % 4;
     float bias_v[2];
     int64_t ch_off[2];
@@ -148,8 +148,8 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBo
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             if (!ch_ok[h]) continue;
-            float v0 = fmaf(p.alpha, acc[4 * c + 2 * h] + cross[4 * c + 2 * h], bias_v[h]);
-            float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1] + cross[4 * c + 2 * h + 1], bias_v[h]);
+            float v0 = fmaf(p.alpha, acc[4 * c + 2 * h], bias_v[h]);
+            float v1 = fmaf(p.alpha, acc[4 * c + 2 * h + 1], bias_v[h]);
             activate_pair<ACT, float>(v0, v1);
             float* dst = row + ch_off[h];
             if (two && p.vec2) {
@@ -161,6 +161,16 @@ __device__ __forceinline__ void store_tile(const ConvTf32Params& p, const ConvBo
         }
     }
 }
+
+// The 3xTF32 form's accumulator sets beside the result (TF32 has none): a K
+// block's big products, and the cross products of the whole reduction.
+template <bool SPLIT, int NACC>
+struct SplitAcc {
+    float big[NACC];    // one K block's a_big b_big
+    float cross[NACC];  // a_big b_small + a_small b_big over the whole reduction
+};
+template <int NACC>
+struct SplitAcc<false, NACC> {};
 #endif  // TOPS_SM90A
 
 template <Activation ACT, bool SPLIT, bool WIDE>
@@ -220,9 +230,8 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
     sm90::warpgroup_reg_alloc<kConsumerRegs>();
     const int cw = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
-    float acc[kAcc];    // (64, kWgN): sum of the K blocks' big products, added in f32
-    float big[kAcc];    // one K block's a_big b_big
-    float cross[kAcc];  // a_big b_small + a_small b_big over the whole reduction
+    float acc[kAcc];  // (64, kWgN): sum of the K blocks' big products, added in f32
+    SplitAcc<SPLIT, kAcc> sx;
     for (int tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
         const ConvBoxTile tc = tile_coord<Sh>(p, tile);
 #pragma unroll
@@ -230,8 +239,10 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
         int prev = -1;
         for (int kb = 0; kb < k_blocks; ++kb) {
             sm90::mbar_wait(bar(full, stage), phase);
-            sm90::wgmma_fence_operands(big);
-            sm90::wgmma_fence_operands(cross);
+            if constexpr (SPLIT) {
+                sm90::wgmma_fence_operands(sx.big);
+                sm90::wgmma_fence_operands(sx.cross);
+            }
             sm90::wgmma_fence();
             const uint32_t a_big = sa + stage * kStageBytesA + Sh::a_off(cw), a_small = a_big + Sh::kPlaneBytesA;
             const uint32_t b_big = sb + stage * kStageBytesB + Sh::b_off(cw), b_small = b_big + Sh::kPlaneBytesB;
@@ -247,16 +258,16 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
             } else {
 #pragma unroll
                 for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                    sm90::wgmma_ss_tf32<Sh::kWgN>(big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(sx.big, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), kk != 0);
                 }
                 sm90::wgmma_commit();
 #pragma unroll
                 for (int kk = 0; kk < kBlockK / kWgmmaK; ++kk) {
-                    sm90::wgmma_ss_tf32<Sh::kWgN>(cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(sx.cross, sm90::smem_desc_k_sw128(a_big + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_small + kk * kSliceBytes),
                                                  (kb | kk) != 0);
-                    sm90::wgmma_ss_tf32<Sh::kWgN>(cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
+                    sm90::wgmma_ss_tf32<Sh::kWgN>(sx.cross, sm90::smem_desc_k_sw128(a_small + kk * kSliceBytes),
                                                  sm90::smem_desc_k_sw128(b_big + kk * kSliceBytes), 1u);
                 }
                 sm90::wgmma_commit();
@@ -264,9 +275,9 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
                 // products are done once at most the cross group just issued
                 // is in flight: the previous stage is free, this one still read.
                 sm90::wgmma_wait<1>();
-                sm90::wgmma_fence_operands(big);
+                sm90::wgmma_fence_operands(sx.big);
 #pragma unroll
-                for (int i = 0; i < kAcc; ++i) acc[i] += big[i];
+                for (int i = 0; i < kAcc; ++i) acc[i] += sx.big[i];
             }
             if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
             prev = stage;
@@ -274,13 +285,13 @@ __global__ void __launch_bounds__(kThreads, 1) conv_sm90_tf32_kernel(const __gri
         }
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);
-        sm90::wgmma_fence_operands(cross);
+        if constexpr (SPLIT) sm90::wgmma_fence_operands(sx.cross);
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-        if constexpr (!SPLIT) {
+        if constexpr (SPLIT) {
 #pragma unroll
-            for (int i = 0; i < kAcc; ++i) cross[i] = 0.0f;
+            for (int i = 0; i < kAcc; ++i) acc[i] += sx.cross[i];
         }
-        store_tile<ACT>(p, tc, acc, cross, Sh::row_off(cw) + warp * 16, Sh::col_off(cw), lane);
+        store_tile<ACT>(p, tc, acc, Sh::row_off(cw) + warp * 16, Sh::col_off(cw), lane);
     }
 #endif
 }
@@ -333,36 +344,24 @@ std::string conv_sm90_tf32_plan(const ConvKernelParams& kp, bool residual, bool 
                                 ConvTf32Problem* out) {
     const char env = env_flag("TOPS_CONV_SM90_TF32");
     if (env == '0') return "TOPS_CONV_SM90_TF32=0";
-    if (dev.cc_major != 9 || dev.cc_minor != 0) return "not an sm_90 device";
-    if (kp.groups != 1) return "grouped";
-    if (kp.stride_h != 1 || kp.stride_w != 1 || kp.dil_h != 1 || kp.dil_w != 1) return "stride or dilation above 1";
-    if (residual) return "residual";
-    if (kp.act != Activation::none && kp.act != Activation::relu) return "activation other than none / relu";
+    const std::string why = conv_sm90_shared_why(kp, residual, dev);
+    if (!why.empty()) return why;
     ConvTf32Problem q;
+    const int64_t pixel_tiles = conv_sm90_shape(kp, &q);
     q.split = split;
-    q.act = kp.act;
-    q.n = kp.n, q.h = kp.h, q.w = kp.w_in, q.k = kp.k, q.r = kp.r, q.s = kp.s, q.p = kp.p, q.q = kp.q;
-    q.pad_h = kp.pad_h, q.pad_w = kp.pad_w;
     q.cpad = int(round_up(int64_t(kp.c), int64_t(kTmaAddressAlign / sizeof(float))));  // the repack's 16-byte chunks
     q.x_plane = int64_t(q.n) * q.h * q.w * q.cpad;
     q.w_plane = int64_t(q.k) * q.r * q.s * q.cpad;
-    for (int i = 0; i < 4; ++i) q.ys[i] = kp.ys[i];
-    q.bias_stride = kp.bias_stride;
-    q.alpha = kp.alpha;
-    int box[3];
-    const int64_t pixel_tiles = conv_sm90_pixel_box(q.n, q.p, q.q, box);
-    q.bq = box[0], q.bp = box[1], q.bn = box[2];
     // Output channels below a tile's 64 leave its rows idle: taken from K =
     // 64 on unless TOPS_CONV_SM90_TF32=1 asks for it wherever it applies.
     // 128-channel tiles where K is above 64 and they fill nine tenths of the
-    // SMs, else 64-channel ones (TOPS_CONV_SM90_TF32_WIDE=1 / 0 forces either).
+    // SMs (conv_sm90_fills_sms), else 64-channel ones
+    // (TOPS_CONV_SM90_TF32_WIDE=1 / 0 forces either).
     constexpr int kWide = Tf32Shape<true, true>::kBlockM, kNarrow = Tf32Shape<false, true>::kBlockM;
-    constexpr int64_t kWaveTenths = 9;
     if (env != '1' && q.k < kNarrow) return "fewer than 64 output channels";
     const int64_t wide_tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(kWide));
     const char wide_env = env_flag("TOPS_CONV_SM90_TF32_WIDE");
-    const bool wide =
-        wide_env == '1' || (wide_env != '0' && q.k > kNarrow && wide_tiles * 10 >= kWaveTenths * dev.sm_count);
+    const bool wide = wide_env == '1' || (wide_env != '0' && q.k > kNarrow && conv_sm90_fills_sms(wide_tiles, dev));
     q.block_m = wide ? kWide : kNarrow;
     const int64_t tiles = pixel_tiles * ceil_div(int64_t(q.k), int64_t(q.block_m));
     if (tiles > INT_MAX) return "too many tiles";
