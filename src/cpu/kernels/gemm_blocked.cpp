@@ -47,6 +47,8 @@
 #include "cpu/kernels/gemm_tile.hpp"
 #if defined(TOPS_CPU_ISA_avx512)
 #include "cpu/kernels/transpose16_avx512.hpp"
+#elif defined(TOPS_CPU_ISA_avx2)
+#include "cpu/kernels/transpose8_avx.hpp"
 #endif
 #include "cpu/vec_convert.hpp"
 
@@ -95,42 +97,25 @@ TOPS_MICRO_INLINE void pack_b_cols_16k_avx512(const storage_t<IN>* src, int64_t 
     }
 }
 #elif defined(TOPS_CPU_ISA_avx2)
-// Row-major A on avx2: (6 rows, 8 k) register tiles. 32-bit unpacks of the
-// row pairs and 64-bit shuffles leave k step j's rows 0-3 in one 128-bit
-// half and its rows 4-5 in one 64-bit quarter, so each packed k step is a
-// 16-byte and an 8-byte store where the element loop made six 4-byte
+// Row-major A on avx2 likewise, on (8, 8) register tiles (transpose8_avx.hpp;
+// MR = 6 rows of 8 k values each, the other rows zero): each packed k step
+// is a 16-byte and an 8-byte store where the element loop made six 4-byte
 // stores MR floats apart. Packing all of the C256 56x56 1x1 layer's A (x,
-// 3136 x 256, cached) on one Zen 3 core: 0.35-0.37 ms by elements, 0.15-0.17
-// ms so. In the layer's timed call x comes from memory, which bounds both.
-static_assert(kMr == 6 && kLanes == 8, "the avx2 register tile: 6 rows of A, 8 k values per vector");
+// 3136 x 256, cached) on one Zen 3 core, standalone: 0.54-0.56 ms by
+// elements, 0.26 ms by register tiles (2.1x). In the layer's timed call x
+// comes from memory, which bounds both.
+static_assert(kMr == 6 && kLanes == kTranspose8, "one packed k step of A: 6 lanes of a ymm register");
 
 // (mrows, 8) of A at src (row stride rs, unit column stride) -> 8 packed k
 // steps (8, MR) at dst, rows past mrows zero.
 template <tops_dtype_t IN>
 TOPS_MICRO_INLINE void pack_a_rows_8k_avx2(const storage_t<IN>* src, int64_t rs, int64_t mrows, float* dst) {
-    __m256 r[kMr];  // (6 rows, 8 k)
-    for (int i = 0; i < kMr; ++i) r[i] = i < mrows ? __m256(load<IN>(src + i * rs)) : _mm256_setzero_ps();
-    constexpr int kFirstPairs = _MM_SHUFFLE(1, 0, 1, 0), kSecondPairs = _MM_SHUFFLE(3, 2, 3, 2);
-    const __m256 lo01 = _mm256_unpacklo_ps(r[0], r[1]);  // (r0, r1) at k 0, 1 | 4, 5
-    const __m256 hi01 = _mm256_unpackhi_ps(r[0], r[1]);  // k 2, 3 | 6, 7
-    const __m256 lo23 = _mm256_unpacklo_ps(r[2], r[3]);
-    const __m256 hi23 = _mm256_unpackhi_ps(r[2], r[3]);
-    const __m256 rows03[4] = {_mm256_shuffle_ps(lo01, lo23, kFirstPairs), _mm256_shuffle_ps(lo01, lo23, kSecondPairs),
-                              _mm256_shuffle_ps(hi01, hi23, kFirstPairs),
-                              _mm256_shuffle_ps(hi01, hi23, kSecondPairs)};  // rows 0-3 at k j | j + 4
-    const __m256 rows45[2] = {_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5])};  // k 2j, 2j+1 | +4
-    for (int half = 0; half < 2; ++half) {
-        for (int j = 0; j < 4; ++j) {
-            const __m128 a = half ? _mm256_extractf128_ps(rows03[j], 1) : _mm256_castps256_ps128(rows03[j]);
-            const __m128 b = half ? _mm256_extractf128_ps(rows45[j / 2], 1) : _mm256_castps256_ps128(rows45[j / 2]);
-            float* d = dst + (4 * half + j) * kMr;
-            _mm_storeu_ps(d, a);
-            if (j % 2 == 0) {
-                _mm_storel_pi(reinterpret_cast<__m64*>(d + 4), b);
-            } else {
-                _mm_storeh_pi(reinterpret_cast<__m64*>(d + 4), b);
-            }
-        }
+    __m256 r[kTranspose8];  // (8 rows, 8 k) -> (8 k, 8 rows)
+    for (int i = 0; i < kTranspose8; ++i) r[i] = i < mrows ? __m256(load<IN>(src + i * rs)) : _mm256_setzero_ps();
+    transpose_8x8_f32_avx(r);
+    for (int k = 0; k < kTranspose8; ++k) {
+        _mm_storeu_ps(dst + k * kMr, _mm256_castps256_ps128(r[k]));                                      // rows 0-3
+        _mm_storel_pi(reinterpret_cast<__m64*>(dst + k * kMr + 4), _mm256_extractf128_ps(r[k], 1));  // rows 4-5
     }
 }
 #endif

@@ -28,6 +28,9 @@
 #if defined(TOPS_CPU_ISA_avx512)
 #include "cpu/kernels/transpose16_avx512.hpp"
 #endif
+#if !defined(TOPS_CPU_ISA_sse4)
+#include "cpu/kernels/transpose8_avx.hpp"
+#endif
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
@@ -191,33 +194,14 @@ inline void tile_sse(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
 }
 
 #if !defined(TOPS_CPU_ISA_sse4)
-// (8, 8) tile of 4-byte elements in AVX registers: the in-lane unpacks and
-// shuffles build 4x4 transposes in both 128-bit halves, then permute2f128
-// swaps the off-diagonal halves.
+// (8, 8) tile of 4-byte elements in AVX registers (transpose8_avx.hpp).
 inline void tile_avx_b4(const char* x, int64_t x_ld, char* y, int64_t y_ld) {
-    constexpr int N = int(kAvxBytes / 4);
-    static_assert(N == 8, "AVX 4-byte tile is 8x8");
+    constexpr int N = kTranspose8;
+    static_assert(N == int(kAvxBytes / 4), "AVX 4-byte tile is 8x8");
     __m256 v[N];  // (8, 8): register c = line c of x
     for (int c = 0; c < N; ++c) v[c] = _mm256_loadu_ps(reinterpret_cast<const float*>(x + c * x_ld));
-    __m256 t[N];
-    for (int i = 0; i < N / 2; ++i) {
-        t[2 * i] = _mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-    }
-    __m256 s[N];
-    for (int h = 0; h < 2; ++h) {  // h: lines 0..3 or 4..7
-        const int b = 4 * h;
-        s[b + 0] = _mm256_shuffle_ps(t[b + 0], t[b + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        s[b + 1] = _mm256_shuffle_ps(t[b + 0], t[b + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        s[b + 2] = _mm256_shuffle_ps(t[b + 1], t[b + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        s[b + 3] = _mm256_shuffle_ps(t[b + 1], t[b + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int r = 0; r < N / 2; ++r) {
-        const __m256 lo = _mm256_permute2f128_ps(s[r], s[r + 4], 0x20);
-        const __m256 hi = _mm256_permute2f128_ps(s[r], s[r + 4], 0x31);
-        _mm256_storeu_ps(reinterpret_cast<float*>(y + r * y_ld), lo);
-        _mm256_storeu_ps(reinterpret_cast<float*>(y + (r + 4) * y_ld), hi);
-    }
+    transpose_8x8_f32_avx(v);
+    for (int r = 0; r < N; ++r) _mm256_storeu_ps(reinterpret_cast<float*>(y + r * y_ld), v[r]);
 }
 
 template <int ES> inline __m256i unpack_lo_avx(__m256i a, __m256i b);
