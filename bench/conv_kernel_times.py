@@ -38,7 +38,8 @@ def kernel_records(fn, flush, calls):
         torch.cuda.synchronize()
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         prof.export_chrome_trace(f.name)
-        events = json.load(open(f.name))["traceEvents"]
+        with open(f.name) as trace:
+            events = json.load(trace)["traceEvents"]
     return [e for e in events if e.get("cat") == "kernel"]
 
 
