@@ -172,7 +172,7 @@ std::vector<ConvCase> cases() {
         cc("sm90_many_tiles", 8, 16, 56, 56, 64).kernel(3, 3).pad_all(1).activation(TOPS_ACT_RELU),
         cc("sm90_k256_128_wide", 4, 16, 56, 56, 256).kernel(3, 3).pad_all(1).with_bias(),  // 224 tiles of 128 channels
         // split-K on clusters of two CTAs: 4 tiles of 128 channels (odd batch,
-        // bias, ReLU), forced on 3 tiles (an odd count), and forced on 84
+        // bias, ReLU; the halo form), forced on 3 tiles (an odd count), and forced on 84
         // tiles, more than the clusters that fit (each cluster then walks
         // several tiles)
         cc("sm90_split_c128_k256_7x7", 3, 128, 7, 7, 256).kernel(3, 3).pad_all(1).with_bias().activation(
@@ -180,6 +180,14 @@ std::vector<ConvCase> cases() {
         cc("sm90_split_three_tiles", 1, 128, 7, 7, 384).kernel(3, 3).pad_all(1).with_bias().with_env(
             "TOPS_CONV_SM90_SPLIT", "1"),
         cc("sm90_split_forced_many_tiles", 1, 8, 56, 56, 384).kernel(2, 2).pad(1, 0, 1, 0).with_env(
+            "TOPS_CONV_SM90_SPLIT", "1"),
+        // the split pair's halo form (two 8x8 images per tile, whole channel
+        // blocks per CTA): channels ending mid-block, a 2x3 filter with
+        // asymmetric padding, and 69 tiles (more than the clusters that fit,
+        // so the halo ring runs on across tiles)
+        cc("sm90_halo_c100_k128_2x3_asym", 2, 100, 7, 7, 128).kernel(2, 3).pad(1, 0, 1, 1).with_bias().with_env(
+            "TOPS_CONV_SM90_SPLIT", "1"),
+        cc("sm90_halo_many_tiles", 46, 128, 4, 4, 384).kernel(2, 2).activation(TOPS_ACT_RELU).with_env(
             "TOPS_CONV_SM90_SPLIT", "1"),
         // the Hopper 3xTF32 kernel (f32; the f16 / bf16 runs of these take
         // the other paths; these small problems take its 64-channel tiles

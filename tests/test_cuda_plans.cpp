@@ -516,15 +516,19 @@ TEST_F(CudaPlans, SmallChannelConvFoldsFilterTaps) {
 }
 
 // ResNet's 7x7 K512 layer has 64 tiles of 128 channels: on an sm_90 device
-// each runs split-K on a cluster of two CTAs; TOPS_CONV_SM90_SPLIT=0 keeps
-// the 128 tiles of 64 channels.
+// each runs split-K on a cluster of two CTAs, A read from a halo of x
+// (TOPS_CONV_SM90_HALO=0: A tiles in the stages); TOPS_CONV_SM90_SPLIT=0
+// keeps the 128 tiles of 64 channels.
 TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
     const int64_t x[4] = {32, 7, 7, 512}, w[4] = {512, 3, 3, 512}, y[4] = {32, 7, 7, 512};
     tops_conv2d_desc_t d = conv_desc(TOPS_DTYPE_F16, true, x, w, y);
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
     const std::string name = conv_kernel(d);
     if (name.find("_sm90_") == std::string::npos) GTEST_SKIP() << "not on the Hopper kernel: " << name;
-    EXPECT_NE(name.find("_128x128x64_splitk2"), std::string::npos) << name;
+    EXPECT_NE(name.find("_128x128x64_splitk2_cluster_halo"), std::string::npos) << name;
+    const std::string stages = conv_kernel(d, "TOPS_CONV_SM90_HALO", "0");
+    EXPECT_NE(stages.find("_128x128x64_splitk2_cluster"), std::string::npos) << stages;
+    EXPECT_EQ(stages.find("halo"), std::string::npos) << stages;
     const std::string plain = conv_kernel(d, "TOPS_CONV_SM90_SPLIT", "0");
     EXPECT_NE(plain.find("_128x64x64"), std::string::npos) << plain;
     EXPECT_EQ(plain.find("splitk"), std::string::npos) << plain;

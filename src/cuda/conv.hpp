@@ -132,6 +132,7 @@ struct ConvSm90Problem : ConvSm90Shape {
     int64_t xs[4] = {}, ws[4] = {};
     int block_n = 0;  // a tile's output channels (64 or 128)
     int splits = 1;   // 2: each tile on a cluster of two CTAs splitting K (block_n 128)
+    bool halo = false;  // splits 2: A read from a halo of x shared by the taps (ConvHaloSplitOp)
 };
 // Fills `out` and returns "" when the kernel takes the problem on `dev`
 // (its shared-memory opt-in is then set), else why not. TOPS_CONV_SM90=0

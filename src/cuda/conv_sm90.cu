@@ -17,7 +17,10 @@
 // stores its 16 output pixels through a 4-D map of y, which drops pixels
 // past P, Q or N. K block kb = (r * S + s) * ceil(C / 64) + c block.
 // Layers with too few 128-channel tiles to fill the SMs (7x7 K512: 64 tiles)
-// run them split-K on clusters of two CTAs (ConvSplitOp; see the kernel).
+// run them split-K on clusters of two CTAs (ConvSplitOp; see the kernel),
+// and where a channel block's taps share one box of x, the pair loads that
+// box once per channel block and gathers each tap's A rows from it
+// (ConvHaloSplitOp, the kernel's halo form).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -39,12 +42,13 @@ constexpr int kStoreRows = sm90gemm::Tile<64>::kWarpRows;  // pixels one warp st
 constexpr int kTilePixels = sm90gemm::Tile<64>::kBlockM;
 
 struct ConvSm90Params {     // 64-byte aligned by its tensor maps
-    CUtensorMap tmap_x;     // (C, W, H, N), C innermost; box (64, bq, bp, bn)
+    CUtensorMap tmap_x;     // (C, W, H, N), C innermost; box (64, bq, bp, bn), or (64, hq, hp, bn) for a halo
     CUtensorMap tmap_w;     // (C, R*S, K); box (64, 1, BLOCK_N)
     CUtensorMap tmap_y;     // (K, Q, P, N); box (64, min(bq, 16), 16 / min(bq, 16), 1)
     sm90gemm::Epilogue epi;  // bias (K) or nullptr, alpha, cols = K
     int c_blocks, s, rs, pad_h, pad_w;
     int bq, bp, bn, block_n;
+    int hq, hp;  // halo form: the box of x a tile's taps read, (bq + S - 1, bp + R - 1)
     int tiles_q, tiles_p, tiles_n, tiles_k;
 };
 
@@ -91,6 +95,62 @@ struct ConvSplitOp : ConvOp {
 };
 constexpr int kSplitBlockN = 128;  // the split form's only tile width
 
+// The split form with A from a halo (the kernel's halo form): K block kb =
+// c block * R*S + tap, so the R*S taps of one channel block read one box of
+// x, (64, hq, hp, bn), loaded once into a halo slot; tile row m (pixel (nn,
+// pp, qq) of the box) at tap (r, s) is halo row (nn hp + pp + r) hq + qq + s.
+// Each CTA of the pair takes whole channel blocks (the plan checks their
+// count is even).
+struct ConvHaloSplitOp : ConvSplitOp {
+    // 208 rows of 128 bytes: every 3x3 box of conv_sm90_shape (at most
+    // 34 x 6 rows) fits.
+    static constexpr int kHaloRows = 208;
+    static constexpr int kHaloBytes = kHaloRows * kBlockK * 2;
+#if TOPS_SM90A
+    static __device__ __forceinline__ void load(const Params& p, const Coord& c, int kb, uint32_t, uint32_t sb,
+                                                uint32_t bar) {
+        sm90::tma_load_3d(sb, &p.tmap_w, bar, (kb / p.rs) * kBlockK, kb % p.rs, c.col0);
+    }
+    // Where K block kb sits among its channel block's taps, stepped without
+    // divisions (the consumers' per-K-block path): tap index, filter column
+    // s and the tap's shift in halo rows, r hq + s.
+    struct Walk {
+        int tap, col, shift;
+    };
+    static __device__ __forceinline__ Walk halo_walk(const Params& p, int kb) {
+        const int tap = kb % p.rs;
+        const int r = tap / p.s;
+        return Walk{tap, tap - r * p.s, r * p.hq + tap - r * p.s};
+    }
+    static __device__ __forceinline__ void halo_step(const Params& p, Walk& w) {
+        if (++w.tap == p.rs) {
+            w = Walk{0, 0, 0};
+        } else if (++w.col == p.s) {
+            w.col = 0;
+            w.shift += p.hq - p.s + 1;
+        } else {
+            ++w.shift;
+        }
+    }
+    static __device__ __forceinline__ bool halo_first(const Params&, const Walk& w) { return w.tap == 0; }
+    static __device__ __forceinline__ bool halo_last(const Params& p, const Walk& w) { return w.tap == p.rs - 1; }
+    static __device__ __forceinline__ uint32_t halo_bytes(const Params& p) {
+        return uint32_t(p.hq * p.hp * p.bn * kBlockK * 2);
+    }
+    static __device__ __forceinline__ void load_halo(const Params& p, const Coord& c, int kb, uint32_t dst,
+                                                     uint32_t bar) {
+        sm90::tma_load_4d(dst, &p.tmap_x, bar, (kb / p.rs) * kBlockK, c.q0 - p.pad_w, c.p0 - p.pad_h, c.n0);
+    }
+    static __device__ __forceinline__ int halo_row(const Params& p, int m) {
+        const int slab = p.bq * p.bp;
+        const int nn = m / slab;
+        const int rem = m - nn * slab;
+        const int pp = rem / p.bq;
+        return (nn * p.hp + pp) * p.hq + (rem - pp * p.bq);
+    }
+#endif
+};
+
 using ConvSm90Kernel = void (*)(ConvSm90Params);
 
 template <class T, class Op, int BLOCK_N>
@@ -103,11 +163,16 @@ ConvSm90Kernel kernel_of(Activation act) {
 }
 
 // The one dispatch point: dtype x output-channel tile (64, 128, 128 split
-// over two CTAs) x activation (the epilogues ResNet-style layers use; others
-// take conv_igemm).
-ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, int splits, Activation act) {
+// over two CTAs, with or without a halo) x activation (the epilogues
+// ResNet-style layers use; others take conv_igemm).
+ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, int splits, bool halo, Activation act) {
     const bool f16 = dtype == TOPS_DTYPE_F16;
     if (dtype != TOPS_DTYPE_F16 && dtype != TOPS_DTYPE_BF16) return nullptr;
+    if (splits == 2 && block_n == kSplitBlockN && halo) {
+        return f16 ? kernel_of<__half, ConvHaloSplitOp, kSplitBlockN>(act)
+                   : kernel_of<__nv_bfloat16, ConvHaloSplitOp, kSplitBlockN>(act);
+    }
+    if (halo) return nullptr;
     if (splits == 2 && block_n == kSplitBlockN) {
         return f16 ? kernel_of<__half, ConvSplitOp, kSplitBlockN>(act)
                    : kernel_of<__nv_bfloat16, ConvSplitOp, kSplitBlockN>(act);
@@ -118,7 +183,8 @@ ConvSm90Kernel kernel_for(tops_dtype_t dtype, int block_n, int splits, Activatio
     return nullptr;
 }
 
-int smem_bytes_for(int block_n, int splits) {
+int smem_bytes_for(int block_n, int splits, bool halo) {
+    if (splits == 2 && halo) return sm90gemm::KernelSmem<kSplitBlockN, 2, ConvHaloSplitOp::kHaloBytes>::kBytes;
     if (splits == 2) return sm90gemm::KernelSmem<kSplitBlockN, 2>::kBytes;
     return block_n == 64 ? sm90gemm::KernelSmem<64, 1>::kBytes : sm90gemm::KernelSmem<128, 1>::kBytes;
 }
@@ -127,13 +193,13 @@ int smem_bytes_for(int block_n, int splits) {
 struct PairLaunch {
     cudaLaunchAttribute attr = {};
     cudaLaunchConfig_t cfg = {};
-    PairLaunch(unsigned ctas, cudaStream_t stream) {
+    PairLaunch(unsigned ctas, bool halo, cudaStream_t stream) {
         attr.id = cudaLaunchAttributeClusterDimension;
         attr.val.clusterDim.x = 2;
         attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
         cfg.gridDim = dim3(ctas);
         cfg.blockDim = dim3(sm90gemm::Tile<kSplitBlockN>::kThreads);
-        cfg.dynamicSmemBytes = size_t(smem_bytes_for(kSplitBlockN, 2));
+        cfg.dynamicSmemBytes = size_t(smem_bytes_for(kSplitBlockN, 2, halo));
         cfg.stream = stream;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
@@ -142,18 +208,18 @@ struct PairLaunch {
     PairLaunch& operator=(const PairLaunch&) = delete;
 };
 
-// Whether the split kernel for (dtype, act) takes its shared memory and a
-// cluster of two of its CTAs fits on the device.
-bool split_pair_fits(tops_dtype_t dtype, Activation act) {
-    const ConvSm90Kernel kernel = kernel_for(dtype, kSplitBlockN, 2, act);
+// Whether the split kernel for (dtype, halo, act) takes its shared memory
+// and a cluster of two of its CTAs fits on the device.
+bool split_pair_fits(tops_dtype_t dtype, bool halo, Activation act) {
+    const ConvSm90Kernel kernel = kernel_for(dtype, kSplitBlockN, 2, halo, act);
     if (!kernel) return false;
     const void* fn = reinterpret_cast<const void*>(kernel);
     cudaFuncAttributes fa{};
-    const PairLaunch pair(2, nullptr);
+    const PairLaunch pair(2, halo, nullptr);
     int clusters = 0;
     if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess ||
-        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes_for(kSplitBlockN, 2)) !=
-            cudaSuccess ||
+        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem_bytes_for(kSplitBlockN, 2, halo)) != cudaSuccess ||
         cudaOccupancyMaxActiveClusters(&clusters, fn, &pair.cfg) != cudaSuccess) {
         (void)cudaGetLastError();
         return false;
@@ -186,7 +252,8 @@ Status encode_all(const ConvSm90Problem& q, const void* x, const void* w, const 
         return Status(TOPS_ERROR_NOT_SUPPORTED, "conv2d sm90: x or y strides TMA cannot express");
     }
     const cuuint64_t x_dims[4] = {cuuint64_t(q.c), cuuint64_t(q.w), cuuint64_t(q.h), cuuint64_t(q.n)};
-    const cuuint32_t x_box[4] = {cuuint32_t(kBlockK), cuuint32_t(q.bq), cuuint32_t(q.bp), cuuint32_t(q.bn)};
+    const cuuint32_t x_box[4] = {cuuint32_t(kBlockK), cuuint32_t(q.halo ? q.bq + q.s - 1 : q.bq),
+                                 cuuint32_t(q.halo ? q.bp + q.r - 1 : q.bp), cuuint32_t(q.bn)};
     TOPS_RETURN_IF_ERROR(encode_tensor_map_sw128(&k->tmap_x, q.dtype, x, 4, x_dims, xs, x_box, "conv2d sm90 x"));
     const int64_t taps = int64_t(q.r) * q.s;
     const cuuint64_t w_dims[3] = {cuuint64_t(q.c), cuuint64_t(taps), cuuint64_t(q.k)};
@@ -252,6 +319,10 @@ bool conv_sm90_fills_sms(int64_t tiles, const DeviceInfo& dev) {
 
 const char* conv_sm90_kernel_name(const ConvSm90Problem& q) {
     const bool f16 = q.dtype == TOPS_DTYPE_F16;
+    if (q.splits == 2 && q.halo) {
+        return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster_halo"
+                   : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster_halo";
+    }
     if (q.splits == 2) {
         return f16 ? "conv2d_f16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster"
                    : "conv2d_bf16_sm90_tma_wgmma_nhwc_128x128x64_splitk2_cluster";
@@ -295,27 +366,35 @@ std::string conv_sm90_plan(const ConvKernelParams& kp, tops_dtype_t dtype, bool 
     q.block_n = wide_tiles > 0 && conv_sm90_fills_sms(wide_tiles, dev) ? 128 : 64;
     const char split_env = env_flag("TOPS_CONV_SM90_SPLIT");
     if (wide_tiles > 0 && k_blocks % 2 == 0 && split_env != '0' &&
-        (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count)) && split_pair_fits(dtype, q.act)) {
+        (split_env == '1' || (q.block_n == 64 && 2 * wide_tiles <= dev.sm_count)) &&
+        split_pair_fits(dtype, false, q.act)) {
         q.block_n = kSplitBlockN;
         q.splits = 2;
+        // The split pair reads A from a halo where the taps share one (R*S
+        // above 1), each CTA gets whole channel blocks and the box of x a
+        // tile's taps read fits a halo slot. TOPS_CONV_SM90_HALO=0 keeps
+        // the A tiles in the stages.
+        const int64_t halo_rows = int64_t(q.bq + q.s - 1) * (q.bp + q.r - 1) * q.bn;
+        q.halo = q.r * q.s > 1 && ceil_div(q.c, kBlockK) % 2 == 0 && halo_rows <= ConvHaloSplitOp::kHaloRows &&
+                 !env_switched_off("TOPS_CONV_SM90_HALO") && split_pair_fits(dtype, true, q.act);
     }
     const int64_t tiles = pixel_tiles * ceil_div(q.k, q.block_n);
     if (tiles > INT_MAX) return "too many tiles";
     q.tiles = int(tiles);
-    const ConvSm90Kernel kernel = kernel_for(dtype, q.block_n, q.splits, q.act);
+    const ConvSm90Kernel kernel = kernel_for(dtype, q.block_n, q.splits, q.halo, q.act);
     if (!kernel) return "no kernel for this dtype / activation";
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "no sm_90a image";
     }
-    if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n, q.splits)) return "too little shared memory";
+    if (dev.max_smem_per_block_optin < smem_bytes_for(q.block_n, q.splits, q.halo)) return "too little shared memory";
     if (!tensor_map_encoder()) return "no cuTensorMapEncodeTiled in the driver";
     const void* stand_in = tma_stand_in_address();
     ConvSm90Params probe{};
     if (!encode_all(q, stand_in, stand_in, stand_in, &probe).is_ok()) return "strides TMA cannot express";
     if (cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem_bytes_for(q.block_n, q.splits)) != cudaSuccess) {
+                             smem_bytes_for(q.block_n, q.splits, q.halo)) != cudaSuccess) {
         (void)cudaGetLastError();
         return "shared memory opt-in refused";
     }
@@ -339,14 +418,15 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
     p.pad_h = q.pad_h;
     p.pad_w = q.pad_w;
     p.bq = q.bq, p.bp = q.bp, p.bn = q.bn, p.block_n = q.block_n;
+    p.hq = q.bq + q.s - 1, p.hp = q.bp + q.r - 1;
     p.tiles_q = int(ceil_div(q.q, q.bq));
     p.tiles_p = int(ceil_div(q.p, q.bp));
     p.tiles_n = int(ceil_div(q.n, q.bn));
     p.tiles_k = int(ceil_div(q.k, q.block_n));
     static_assert(sm90gemm::Tile<64>::kThreads == sm90gemm::Tile<128>::kThreads, "one block size");
     static_assert(kTilePixels == 128, "pixel boxes hold 128 pixels");
-    const ConvSm90Kernel kernel = kernel_for(q.dtype, q.block_n, q.splits, q.act);
-    const int smem = smem_bytes_for(q.block_n, q.splits);
+    const ConvSm90Kernel kernel = kernel_for(q.dtype, q.block_n, q.splits, q.halo, q.act);
+    const int smem = smem_bytes_for(q.block_n, q.splits, q.halo);
     if (q.splits == 1) {
         const int grid = q.tiles < sm_count ? q.tiles : sm_count;
         kernel<<<grid, sm90gemm::Tile<64>::kThreads, smem, stream>>>(p);
@@ -354,10 +434,10 @@ Status launch_conv_sm90(const ConvSm90Problem& q, const void* x, const void* w, 
     }
     // Clusters of two CTAs (one tile each pair), at most one CTA per SM; each
     // reduces half the K blocks, so their count must be even (the plan's test).
-    if ((p.rs * p.c_blocks) % 2 != 0) {
+    if ((p.rs * p.c_blocks) % 2 != 0 || (q.halo && p.c_blocks % 2 != 0)) {
         return Status(TOPS_ERROR_INTERNAL, "conv2d sm90: split-K over an odd K block count");
     }
-    const PairLaunch pair(unsigned(std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2)), stream);
+    const PairLaunch pair(unsigned(std::min<int64_t>(int64_t(q.tiles) * 2, sm_count / 2 * 2)), q.halo, stream);
     (void)cudaLaunchKernelEx(&pair.cfg, kernel, p);  // its error is also the last error, which launch_status takes
     return launch_status(conv_sm90_kernel_name(q));
 }

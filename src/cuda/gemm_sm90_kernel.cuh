@@ -31,6 +31,17 @@
 // memory (distributed shared memory; an mbarrier per CTA for "landed" and
 // one for "read"). No f32 partials in global memory, no second kernel, and
 // the two CTAs share the hand-over and the epilogue.
+//
+// A from a halo (an Op with kHaloBytes, the 3x3 convolution): consecutive
+// K blocks whose A tiles are shifted windows of one larger box (the filter
+// taps of one channel block) load that box once into a halo slot (its own
+// ring of two, "halo_full" / "halo_empty"), and the stages carry B alone.
+// The consumers gather each K block's A rows from the halo with ldmatrix
+// (any row order, so the shift costs nothing) and run wgmma with A in
+// registers. Op::halo_walk / halo_step follow a K block's place among its
+// halo's (Op::Walk, stepped without divisions), Op::halo_first / halo_last
+// mark a halo's first and last K block, walk.shift is the K block's shift in
+// halo rows and Op::halo_row places a tile row in the halo.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,6 +52,7 @@
 
 #include "cuda/common/activation.cuh"
 #include "cuda/common/device.cuh"
+#include "cuda/common/mma.cuh"
 #include "cuda/common/sm90.cuh"
 #include "cuda/vec_convert.cuh"
 
@@ -124,15 +136,51 @@ struct OpSplits<Op, std::void_t<decltype(Op::kSplits)>> {
     static constexpr int value = Op::kSplits;
 };
 
-// Dynamic shared memory of kernel<.., BLOCK_N> for SPLITS CTAs per tile: the
-// split form adds one warpgroup's partial sums from the pair, (kAcc / 4, 128
-// threads) float4, and two mbarriers.
-template <int BLOCK_N, int SPLITS>
+// Bytes of one halo slot where the Op's A tiles are windows of a halo
+// (Op::kHaloBytes; see the kernel), else 0.
+template <class Op, class = void>
+struct OpHaloBytes {
+    static constexpr int value = 0;
+};
+template <class Op>
+struct OpHaloBytes<Op, std::void_t<decltype(Op::kHaloBytes)>> {
+    static constexpr int value = Op::kHaloBytes;
+};
+
+// The halo form's K block walk (Op::Walk), else an empty stand-in.
+template <class Op, class = void>
+struct OpWalk {
+    struct type {};
+};
+template <class Op>
+struct OpWalk<Op, std::void_t<typename Op::Walk>> {
+    using type = typename Op::Walk;
+};
+
+// Dynamic shared memory of kernel<.., BLOCK_N> for SPLITS CTAs per tile and
+// halo slots of HALO bytes (0: A tiles in the stages). The split form adds
+// one warpgroup's partial sums from the pair, (kAcc / 4, 128 threads)
+// float4, and two mbarriers. The halo form keeps no A tiles in the stages:
+// two halo slots (one filling while the other is read) take their place,
+// and the stages hold B alone.
+template <int BLOCK_N, int SPLITS, int HALO = 0>
 struct KernelSmem {
     using Tl = Tile<BLOCK_N>;
+    // Six 16 KiB B stages next to two 26 KiB halos and the split's partial
+    // sums fill the 227 KiB (seven would not fit).
+    static constexpr int kHaloStages = 6;
+    static constexpr int kHaloSlots = HALO > 0 ? 2 : 0;
+    static constexpr int kStages = HALO > 0 ? kHaloStages : Tl::kStages;
+    static constexpr int kStageBytesA = HALO > 0 ? 0 : Tl::kStageBytesA;
+    static constexpr int kStageBytes = kStageBytesA + Tl::kStageBytesB;
     static constexpr int kPartialBytes = SPLITS > 1 ? Tl::kWgmmaM * BLOCK_N * 4 : 0;
     static constexpr int kSplitExtra = 16 + 2 * int(sizeof(uint64_t));  // alignment of the buffer, 2 barriers
-    static constexpr int kBytes = Tl::kSmemBytes + (SPLITS > 1 ? kPartialBytes + kSplitExtra : 0);
+    static constexpr int kRingBytes = kStages * kStageBytes + kHaloSlots * HALO + Tl::kConsumers * Tl::kOutBytes +
+                                      Tl::kBiasBytes + 2 * (kStages + kHaloSlots) * int(sizeof(uint64_t)) +
+                                      Tl::kSmemAlign;
+    static constexpr int kBytes = kRingBytes + (SPLITS > 1 ? kPartialBytes + kSplitExtra : 0);
+    static_assert(HALO > 0 || kRingBytes == Tl::kSmemBytes, "without a halo, the tile's own layout");
+    static_assert(HALO % Tl::kSmemAlign == 0, "halo slots keep atom alignment");
     static_assert(SPLITS == 1 || (SPLITS == 2 && Tl::kConsumers == 2),
                   "a tile on one CTA, or on a pair that each finish one warpgroup's rows");
     static_assert(kBytes <= 227 * 1024, "shared memory per block");
@@ -193,33 +241,43 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
 #if TOPS_SM90A
     using Tl = Tile<BLOCK_N>;
     constexpr int kSplits = OpSplits<Op>::value;
-    using Sm = KernelSmem<BLOCK_N, kSplits>;
+    constexpr int kHaloBytes = OpHaloBytes<Op>::value;
+    constexpr bool kHalo = kHaloBytes > 0;
+    using Sm = KernelSmem<BLOCK_N, kSplits, kHaloBytes>;
     extern __shared__ uint8_t smem_raw[];
     const uint32_t raw = smem_addr(smem_raw);
     const uint32_t base = (raw + Tl::kSmemAlign - 1) / Tl::kSmemAlign * Tl::kSmemAlign;
     const uint32_t sa = base;                                    // (kStages, BLOCK_M, BLOCK_K) swizzled
-    const uint32_t sb = sa + Tl::kStages * Tl::kStageBytesA;     // (kStages, BLOCK_N, BLOCK_K) swizzled
-    const uint32_t sout = sb + Tl::kStages * Tl::kStageBytesB;   // (kConsumers, kOutBoxes, 64, 64) swizzled
+    const uint32_t sb = sa + Sm::kStages * Sm::kStageBytesA;     // (kStages, BLOCK_N, BLOCK_K) swizzled
+    const uint32_t shalo = sb + Sm::kStages * Tl::kStageBytesB;  // (kHaloSlots, halo rows, BLOCK_K) swizzled
+    const uint32_t sout = shalo + Sm::kHaloSlots * kHaloBytes;   // (kConsumers, kOutBoxes, 64, 64) swizzled
     const uint32_t sbias = sout + Tl::kConsumers * Tl::kOutBytes;  // (kConsumers, BLOCK_N)
     const uint32_t full = sbias + Tl::kBiasBytes;
-    const uint32_t empty = full + Tl::kStages * sizeof(uint64_t);
+    const uint32_t empty = full + Sm::kStages * sizeof(uint64_t);
+    const uint32_t halo_full = empty + Sm::kStages * sizeof(uint64_t);
+    const uint32_t halo_empty = halo_full + Sm::kHaloSlots * sizeof(uint64_t);
     auto bar = [](uint32_t set, int stage) { return set + uint32_t(stage) * uint32_t(sizeof(uint64_t)); };
     // Split-K: the pair's partial sums of this CTA's rows, (kAcc / 4, 128)
-    // float4; part_full counts the pair's sending warpgroup's threads,
-    // part_read the pair's receiving warpgroup's (this CTA's buffer in the
+    // float4; part_full counts their bytes (the pair's asynchronous stores,
+    // expected by this CTA's thread 0 of the receiving warpgroup), part_read
+    // the pair's receiving warpgroup's threads (this CTA's buffer in the
     // pair is free again).
-    const uint32_t spart = (bar(empty, Tl::kStages) + 15u) / 16u * 16u;
+    const uint32_t spart = (bar(halo_empty, Sm::kHaloSlots) + 15u) / 16u * 16u;
     const uint32_t part_full = spart + uint32_t(Sm::kPartialBytes);
     const uint32_t part_read = part_full + uint32_t(sizeof(uint64_t));
     constexpr uint32_t kPartArrivals = kWarpgroupThreads;
 
     if (threadIdx.x == 0) {
-        for (int s = 0; s < Tl::kStages; ++s) {
+        for (int s = 0; s < Sm::kStages; ++s) {
             sm90::mbar_init(bar(full, s), 1);
             sm90::mbar_init(bar(empty, s), Tl::kConsumers * kWarpsPerWarpgroup);
         }
+        for (int s = 0; s < Sm::kHaloSlots; ++s) {
+            sm90::mbar_init(bar(halo_full, s), 1);
+            sm90::mbar_init(bar(halo_empty, s), Tl::kConsumers * kWarpsPerWarpgroup);
+        }
         if constexpr (kSplits > 1) {
-            sm90::mbar_init(part_full, kPartArrivals);
+            sm90::mbar_init(part_full, 1);
             sm90::mbar_init(part_read, kPartArrivals);
         }
         sm90::mbar_fence_init();
@@ -241,6 +299,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     const int tid = threadIdx.x % kWarpgroupThreads;
     int stage = 0;
     uint32_t phase = 0;
+    int hslot = 0;  // halo ring (kHalo)
+    uint32_t hphase = 0;
 
     if (wg == 0) {  // producer
         sm90::warpgroup_reg_dealloc<Tl::kProducerRegs>();
@@ -248,12 +308,23 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
             Op::prefetch(p);
             for (int tile = first_tile; tile < tiles; tile += tile_step) {
                 const typename Op::Coord tc = Op::coord(p, tile);
+                typename OpWalk<Op>::type walk{};  // halo form: the K block's place among its halo's
+                if constexpr (kHalo) walk = Op::halo_walk(p, kb0);
                 for (int kb = 0; kb < k_blocks; ++kb) {
+                    if constexpr (kHalo) {
+                        if (Op::halo_first(p, walk)) {
+                            sm90::mbar_wait(bar(halo_empty, hslot), hphase ^ 1u);
+                            sm90::mbar_arrive_expect_tx(bar(halo_full, hslot), Op::halo_bytes(p));
+                            Op::load_halo(p, tc, kb0 + kb, shalo + uint32_t(hslot * kHaloBytes), bar(halo_full, hslot));
+                            sm90::next_stage(hslot, hphase, Sm::kHaloSlots);
+                        }
+                        Op::halo_step(p, walk);
+                    }
                     sm90::mbar_wait(bar(empty, stage), phase ^ 1u);  // the first pass finds every stage free
-                    sm90::mbar_arrive_expect_tx(bar(full, stage), Tl::kStageBytes);
-                    Op::load(p, tc, kb0 + kb, sa + stage * Tl::kStageBytesA, sb + stage * Tl::kStageBytesB,
+                    sm90::mbar_arrive_expect_tx(bar(full, stage), Sm::kStageBytes);
+                    Op::load(p, tc, kb0 + kb, sa + stage * Sm::kStageBytesA, sb + stage * Tl::kStageBytesB,
                              bar(full, stage));
-                    sm90::next_stage(stage, phase, Tl::kStages);
+                    sm90::next_stage(stage, phase, Sm::kStages);
                 }
             }
         }
@@ -269,6 +340,15 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     const int warp = tid / 32, lane = tid % 32;
     const uint32_t a_rows = uint32_t(cw * Tl::kWgmmaM * Tl::kBlockK * Tl::kElemBytes);
     constexpr uint32_t kSliceBytes = Tl::kWgmmaK * Tl::kElemBytes;  // one k16 slice inside a swizzle row
+    constexpr int kSlices = Tl::kBlockK / Tl::kWgmmaK;
+    // Halo form: this lane's row of the tile for ldmatrix (lanes 8i..8i+7
+    // address matrix i: rows 0-7 / 8-15 of the warp's 16, k chunk 0 / 1),
+    // that row's place in the halo, and two sets of A fragments (one K
+    // block's wgmmas may still read a set while the next set loads).
+    int hrow0 = 0;
+    if constexpr (kHalo) hrow0 = Op::halo_row(p, cw * Tl::kWgmmaM + warp * Tl::kWarpRows + lane % 16);
+    const int kchunk = lane / 16;
+    uint32_t a_frag[2][kSlices][4] = {};
     const T* bias = static_cast<const T*>(p.epi.bias);
     T* bias_s = reinterpret_cast<T*>(smem_raw + (sbias - raw));
     float acc[Tl::kAcc];  // (64, BLOCK_N) per warpgroup, wgmma fragment order
@@ -296,41 +376,90 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
                                                               : ElemTraits<T>::from_float(0.0f);
         }
         int prev = -1;
-        for (int kb = 0; kb < k_blocks; ++kb) {
-            sm90::mbar_wait(bar(full, stage), phase);
-            sm90::wgmma_fence_operands(acc);
-            sm90::wgmma_fence();
-            const uint32_t a0 = sa + stage * Tl::kStageBytesA + a_rows;
-            const uint32_t b0 = sb + stage * Tl::kStageBytesB;
+        if constexpr (kHalo) {
+            // K block kb's A rows for this lane's ldmatrix: row hrow0 + the
+            // tap's shift of the halo in slot hslot, 16-byte chunk 2 kk +
+            // kchunk of k16 slice kk, at chunk ^ (row % 8) (128-byte swizzle).
+            typename Op::Walk walk = Op::halo_walk(p, kb0);
+            auto kstep = [&](int kb, uint32_t(&a)[kSlices][4], uint32_t(&retired)[kSlices][4]) {
+                if (Op::halo_first(p, walk)) sm90::mbar_wait(bar(halo_full, hslot), hphase);
+                const int hrow = hrow0 + walk.shift;
+                const uint32_t row_addr = shalo + uint32_t(hslot * kHaloBytes) + uint32_t(hrow) * sm90::kSwizzleRowBytes;
 #pragma unroll
-            for (int kk = 0; kk < Tl::kBlockK / Tl::kWgmmaK; ++kk) {
-                sm90::wgmma_ss<T, Tl::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
-                                               sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
+                for (int kk = 0; kk < kSlices; ++kk) {
+                    ldmatrix_x4(a[kk], row_addr + ((uint32_t(2 * kk + kchunk) ^ (uint32_t(hrow) % 8u)) << 4));
+                }
+                if (Op::halo_last(p, walk)) {  // this warp is done reading the halo
+                    __syncwarp();
+                    if (lane == 0) sm90::mbar_arrive(bar(halo_empty, hslot));
+                    sm90::next_stage(hslot, hphase, Sm::kHaloSlots);
+                }
+                Op::halo_step(p, walk);
+                sm90::mbar_wait(bar(full, stage), phase);
+                sm90::wgmma_fence_operands(acc);
+                sm90::wgmma_fence();
+                const uint32_t b0 = sb + stage * Tl::kStageBytesB;
+#pragma unroll
+                for (int kk = 0; kk < kSlices; ++kk) {
+                    sm90::wgmma_rs<T, Tl::kWgmmaN>(acc, a[kk], sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes),
+                                                   (kb | kk) != 0);
+                }
+                sm90::wgmma_commit();
+                sm90::wgmma_wait<1>();
+                sm90::wgmma_fence_operands(acc);
+                sm90::wgmma_fence_operands(retired);  // the previous K block's fragments are free from here
+                if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+                prev = stage;
+                sm90::next_stage(stage, phase, Sm::kStages);
+            };
+            int kb = 0;
+            for (; kb + 1 < k_blocks; kb += 2) {
+                kstep(kb, a_frag[0], a_frag[1]);
+                kstep(kb + 1, a_frag[1], a_frag[0]);
             }
-            sm90::wgmma_commit();
-            // The previous stage's wgmmas are done once at most this one is in flight.
-            sm90::wgmma_wait<1>();
-            sm90::wgmma_fence_operands(acc);
-            if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-            prev = stage;
-            sm90::next_stage(stage, phase, Tl::kStages);
+            if (kb < k_blocks) kstep(kb, a_frag[0], a_frag[1]);
+        } else {
+            for (int kb = 0; kb < k_blocks; ++kb) {
+                sm90::mbar_wait(bar(full, stage), phase);
+                sm90::wgmma_fence_operands(acc);
+                sm90::wgmma_fence();
+                const uint32_t a0 = sa + stage * Sm::kStageBytesA + a_rows;
+                const uint32_t b0 = sb + stage * Tl::kStageBytesB;
+#pragma unroll
+                for (int kk = 0; kk < kSlices; ++kk) {
+                    sm90::wgmma_ss<T, Tl::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
+                                                   sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
+                }
+                sm90::wgmma_commit();
+                // The previous stage's wgmmas are done once at most this one is in flight.
+                sm90::wgmma_wait<1>();
+                sm90::wgmma_fence_operands(acc);
+                if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+                prev = stage;
+                sm90::next_stage(stage, phase, Sm::kStages);
+            }
         }
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);
+        if constexpr (kHalo) {
+            sm90::wgmma_fence_operands(a_frag[0]);
+            sm90::wgmma_fence_operands(a_frag[1]);
+        }
         if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
         if constexpr (kSplits > 1) {
             if (!finishes) {  // hand the pair these rows' partial sums once it has read the last ones
                 sm90::mbar_wait_cluster(part_read, part_phase ^ 1u);
 #pragma unroll
                 for (int j = 0; j < Tl::kAcc / 4; ++j) {
-                    sm90::cluster_store_v4(pair_slot + uint32_t(j) * kPartStride,
-                                           make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+                    sm90::cluster_store_async_v4(
+                        pair_slot + uint32_t(j) * kPartStride,
+                        make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]), pair_full);
                 }
-                sm90::mbar_arrive_remote(pair_full);
                 part_phase ^= 1u;
                 continue;
             }
-            sm90::mbar_wait_cluster(part_full, part_phase);
+            if (tid == 0) sm90::mbar_arrive_expect_tx(part_full, uint32_t(Sm::kPartialBytes));
+            sm90::mbar_wait(part_full, part_phase);
 #pragma unroll
             for (int j = 0; j < Tl::kAcc / 4; ++j) {
                 const float4 v = sm90::shared_load_v4(part_slot + uint32_t(j) * kPartStride);
@@ -339,7 +468,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
                 acc[4 * j + 2] += v.z;
                 acc[4 * j + 3] += v.w;
             }
-            sm90::mbar_arrive_remote(pair_read);
+            // (after the cluster's last tile nothing is handed over again)
+            if (tile + tile_step < tiles) sm90::mbar_arrive_remote(pair_read);
             part_phase ^= 1u;
         }
         // The bias: replaced once every warp is past the previous tile's

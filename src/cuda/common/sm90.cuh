@@ -84,9 +84,14 @@ __device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t rank) {
     return r;
 }
 
-__device__ __forceinline__ void cluster_store_v4(uint32_t remote, float4 v) {
-    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(remote), "f"(v.x), "f"(v.y), "f"(v.z),
-                 "f"(v.w)
+// An asynchronous store into another CTA's shared memory (`remote` and
+// `remote_bar` from cluster_map) that completes its 16 bytes of transaction
+// count on that CTA's mbarrier: the receiver's wait on that barrier makes the
+// data visible, with no fence on this side.
+__device__ __forceinline__ void cluster_store_async_v4(uint32_t remote, float4 v, uint32_t remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                     remote),
+                 "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(remote_bar)
                  : "memory");
 }
 
@@ -254,6 +259,17 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// The same for register A fragments (K slices of four 16-bit pairs): an
+// in-flight wgmma still reads them, so they stay put until this point.
+template <int K>
+__device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[K][4]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[k][i])::"memory");
+    }
+}
+
 // Accumulator operand lists of the wgmma wrappers, 32 registers per piece:
 // %0..%31, then %32..%63, and so on; d[i] is bound to %i.
 #define TOPS_WGMMA_ACC_0 \
@@ -312,6 +328,12 @@ template <class T, int N>
 __device__ __forceinline__ void wgmma_rs_nmajor(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                 uint32_t accumulate);
 
+// D(64xN, f32) (+)= A(64x16) B(16xN): A from registers, B^T K-major in
+// shared memory (as wgmma_ss's B); accumulate == 0 overwrites D.
+template <class T, int N>
+__device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                         uint32_t accumulate);
+
 // The operand indices after the NACC accumulators are spelled out per form.
 #define TOPS_WGMMA_SS(T, PTX_TYPE, N, LIST, OPS, IA, IB, IP)                                                    \
     template <>                                                                                               \
@@ -324,16 +346,19 @@ __device__ __forceinline__ void wgmma_rs_nmajor(float (&d)[N / 2], const uint32_
                      : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                            \
     }
 
-#define TOPS_WGMMA_RS_NMAJOR(T, PTX_TYPE, N, LIST, OPS, IA0, IA1, IA2, IA3, IB, IP)                              \
+// FN: wgmma_rs_nmajor (TRANS_B 1) or wgmma_rs (TRANS_B 0).
+#define TOPS_WGMMA_RS_FORM(FN, TRANS_B, T, PTX_TYPE, N, LIST, OPS, IA0, IA1, IA2, IA3, IB, IP)                   \
     template <>                                                                                               \
-    __device__ __forceinline__ void wgmma_rs_nmajor<T, N>(float(&d)[N / 2], const uint32_t(&a)[4],             \
-                                                          uint64_t desc_b, uint32_t accumulate) {             \
+    __device__ __forceinline__ void FN<T, N>(float(&d)[N / 2], const uint32_t(&a)[4], uint64_t desc_b,         \
+                                             uint32_t accumulate) {                                           \
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                        \
                      "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX_TYPE "." PTX_TYPE " {" LIST "}, {%" #IA0 \
-                     ", %" #IA1 ", %" #IA2 ", %" #IA3 "}, %" #IB ", p, 1, 1, 1;\n}\n"                              \
+                     ", %" #IA1 ", %" #IA2 ", %" #IA3 "}, %" #IB ", p, 1, 1, " #TRANS_B ";\n}\n"                 \
                      : OPS(d)                                                                                 \
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));             \
     }
+#define TOPS_WGMMA_RS_NMAJOR(...) TOPS_WGMMA_RS_FORM(wgmma_rs_nmajor, 1, __VA_ARGS__)
+#define TOPS_WGMMA_RS(...) TOPS_WGMMA_RS_FORM(wgmma_rs, 0, __VA_ARGS__)
 
 TOPS_WGMMA_SS(__half, "f16", 256, TOPS_WGMMA_ACC_LIST_128, TOPS_WGMMA_OPS_128, 128, 129, 130)
 TOPS_WGMMA_SS(__nv_bfloat16, "bf16", 256, TOPS_WGMMA_ACC_LIST_128, TOPS_WGMMA_OPS_128, 128, 129, 130)
@@ -345,6 +370,8 @@ TOPS_WGMMA_RS_NMAJOR(__half, "f16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_
 TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66, 67, 68, 69)
 TOPS_WGMMA_RS_NMAJOR(__half, "f16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
 TOPS_WGMMA_RS_NMAJOR(__nv_bfloat16, "bf16", 64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34, 35, 36, 37)
+TOPS_WGMMA_RS(__half, "f16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66, 67, 68, 69)
+TOPS_WGMMA_RS(__nv_bfloat16, "bf16", 128, TOPS_WGMMA_ACC_LIST_64, TOPS_WGMMA_OPS_64, 64, 65, 66, 67, 68, 69)
 
 // D(64xN, f32) (+)= A(64x8) B(8xN), TF32 operands (f32 bits, low 13 mantissa
 // bits ignored), A and B^T K-major in shared memory: a k8 slice is 32 bytes
@@ -370,5 +397,7 @@ TOPS_WGMMA_SS_TF32(64, TOPS_WGMMA_ACC_LIST_32, TOPS_WGMMA_OPS_32, 32, 33, 34)
 #undef TOPS_WGMMA_SS
 #undef TOPS_WGMMA_SS_TF32
 #undef TOPS_WGMMA_RS_NMAJOR
+#undef TOPS_WGMMA_RS
+#undef TOPS_WGMMA_RS_FORM
 
 }  // namespace tops::cuda::sm90
