@@ -384,7 +384,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
             auto kstep = [&](int kb, uint32_t(&a)[kSlices][4], uint32_t(&retired)[kSlices][4]) {
                 if (Op::halo_first(p, walk)) sm90::mbar_wait(bar(halo_full, hslot), hphase);
                 const int hrow = hrow0 + walk.shift;
-                const uint32_t row_addr = shalo + uint32_t(hslot * kHaloBytes) + uint32_t(hrow) * sm90::kSwizzleRowBytes;
+                const uint32_t row_addr =
+                    shalo + uint32_t(hslot * kHaloBytes) + uint32_t(hrow) * sm90::kSwizzleRowBytes;
 #pragma unroll
                 for (int kk = 0; kk < kSlices; ++kk) {
                     ldmatrix_x4(a[kk], row_addr + ((uint32_t(2 * kk + kchunk) ^ (uint32_t(hrow) % 8u)) << 4));
