@@ -344,7 +344,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
     // Halo form: this lane's row of the tile for ldmatrix (lanes 8i..8i+7
     // address matrix i: rows 0-7 / 8-15 of the warp's 16, k chunk 0 / 1),
     // that row's place in the halo, and two sets of A fragments (one K
-    // block's wgmmas may still read a set while the next set loads).
+    // block's wgmmas may still read a set while the next set loads; unused
+    // otherwise).
     int hrow0 = 0;
     if constexpr (kHalo) hrow0 = Op::halo_row(p, cw * Tl::kWgmmaM + warp * Tl::kWarpRows + lane % 16);
     const int kchunk = lane / 16;
@@ -376,12 +377,17 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
                                                               : ElemTraits<T>::from_float(0.0f);
         }
         int prev = -1;
-        if constexpr (kHalo) {
-            // K block kb's A rows for this lane's ldmatrix: row hrow0 + the
-            // tap's shift of the halo in slot hslot, 16-byte chunk 2 kk +
-            // kchunk of k16 slice kk, at chunk ^ (row % 8) (128-byte swizzle).
-            typename Op::Walk walk = Op::halo_walk(p, kb0);
-            auto kstep = [&](int kb, uint32_t(&a)[kSlices][4], uint32_t(&retired)[kSlices][4]) {
+        typename OpWalk<Op>::type walk{};
+        if constexpr (kHalo) walk = Op::halo_walk(p, kb0);
+        // One K block: (halo form) its A fragments from the halo, then its
+        // wgmmas on the stage, then the previous stage freed once at most this
+        // block's wgmmas are in flight. Halo form: A rows for this lane's
+        // ldmatrix at row hrow0 + the tap's shift of the halo in slot hslot,
+        // 16-byte chunk 2 kk + kchunk of k16 slice kk, at chunk ^ (row % 8)
+        // (128-byte swizzle); `retired` is the set the previous block's
+        // wgmmas read.
+        auto kstep = [&](int kb, uint32_t(&a)[kSlices][4], uint32_t(&retired)[kSlices][4]) {
+            if constexpr (kHalo) {
                 if (Op::halo_first(p, walk)) sm90::mbar_wait(bar(halo_full, hslot), hphase);
                 const int hrow = hrow0 + walk.shift;
                 const uint32_t row_addr =
@@ -396,50 +402,39 @@ __global__ void __launch_bounds__(Tile<BLOCK_N>::kThreads, 1) kernel(const __gri
                     sm90::next_stage(hslot, hphase, Sm::kHaloSlots);
                 }
                 Op::halo_step(p, walk);
-                sm90::mbar_wait(bar(full, stage), phase);
-                sm90::wgmma_fence_operands(acc);
-                sm90::wgmma_fence();
-                const uint32_t b0 = sb + stage * Tl::kStageBytesB;
+            }
+            sm90::mbar_wait(bar(full, stage), phase);
+            sm90::wgmma_fence_operands(acc);
+            sm90::wgmma_fence();
+            const uint32_t a0 = sa + stage * Sm::kStageBytesA + a_rows;
+            const uint32_t b0 = sb + stage * Tl::kStageBytesB;
 #pragma unroll
-                for (int kk = 0; kk < kSlices; ++kk) {
-                    sm90::wgmma_rs<T, Tl::kWgmmaN>(acc, a[kk], sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes),
+            for (int kk = 0; kk < kSlices; ++kk) {
+                const uint64_t desc_b = sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes);
+                if constexpr (kHalo) {
+                    sm90::wgmma_rs<T, Tl::kWgmmaN>(acc, a[kk], desc_b, (kb | kk) != 0);
+                } else {
+                    sm90::wgmma_ss<T, Tl::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes), desc_b,
                                                    (kb | kk) != 0);
                 }
-                sm90::wgmma_commit();
-                sm90::wgmma_wait<1>();
-                sm90::wgmma_fence_operands(acc);
-                sm90::wgmma_fence_operands(retired);  // the previous K block's fragments are free from here
-                if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-                prev = stage;
-                sm90::next_stage(stage, phase, Sm::kStages);
-            };
-            int kb = 0;
+            }
+            sm90::wgmma_commit();
+            // The previous stage's wgmmas are done once at most this one is in flight.
+            sm90::wgmma_wait<1>();
+            sm90::wgmma_fence_operands(acc);
+            if constexpr (kHalo) sm90::wgmma_fence_operands(retired);  // free from here
+            if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
+            prev = stage;
+            sm90::next_stage(stage, phase, Sm::kStages);
+        };
+        int kb = 0;
+        if constexpr (kHalo) {  // the fragment sets alternate, so two K blocks per pass
             for (; kb + 1 < k_blocks; kb += 2) {
                 kstep(kb, a_frag[0], a_frag[1]);
                 kstep(kb + 1, a_frag[1], a_frag[0]);
             }
-            if (kb < k_blocks) kstep(kb, a_frag[0], a_frag[1]);
-        } else {
-            for (int kb = 0; kb < k_blocks; ++kb) {
-                sm90::mbar_wait(bar(full, stage), phase);
-                sm90::wgmma_fence_operands(acc);
-                sm90::wgmma_fence();
-                const uint32_t a0 = sa + stage * Sm::kStageBytesA + a_rows;
-                const uint32_t b0 = sb + stage * Tl::kStageBytesB;
-#pragma unroll
-                for (int kk = 0; kk < kSlices; ++kk) {
-                    sm90::wgmma_ss<T, Tl::kWgmmaN>(acc, sm90::smem_desc_k_sw128(a0 + kk * kSliceBytes),
-                                                   sm90::smem_desc_k_sw128(b0 + kk * kSliceBytes), (kb | kk) != 0);
-                }
-                sm90::wgmma_commit();
-                // The previous stage's wgmmas are done once at most this one is in flight.
-                sm90::wgmma_wait<1>();
-                sm90::wgmma_fence_operands(acc);
-                if (prev >= 0 && lane == 0) sm90::mbar_arrive(bar(empty, prev));
-                prev = stage;
-                sm90::next_stage(stage, phase, Sm::kStages);
-            }
         }
+        for (; kb < k_blocks; ++kb) kstep(kb, a_frag[0], a_frag[1]);
         sm90::wgmma_wait<0>();
         sm90::wgmma_fence_operands(acc);
         if constexpr (kHalo) {
