@@ -16,13 +16,12 @@ import os
 import sys
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import Timer  # noqa: E402
+from conv_layers import LAYERS, make_layer, rel_err, tops_conv  # noqa: E402
 from tops_ctypes import Tops  # noqa: E402
 
-LAYERS = [(32, 512, 7, 512), (32, 256, 14, 256), (32, 128, 28, 128), (32, 64, 56, 64)]  # (N, C, H = W, K)
 SEED = 1
 
 
@@ -35,37 +34,30 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     tops = Tops(args.lib)
-    only = {int(v) for v in args.layers.split(",") if v}
+    layers = [int(v) for v in args.layers.split(",") if v] or list(LAYERS)
     print(f"seed {SEED}")
     torch.manual_seed(SEED)
-    for n, c, hw, k in [l for l in LAYERS if not only or l[2] in only]:
-        x = torch.randn(n, c, hw, hw, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
-        w = (torch.randn(k, c, 3, 3, device="cuda") / (c * 9) ** 0.5).half().to(memory_format=torch.channels_last)
-        y = torch.empty(n, k, hw, hw, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
+    for hw in layers:
+        layer = make_layer(hw)
+        n, c, k = layer.n, layer.c, layer.k
         runs = {}
         for v in args.values.split(","):
             os.environ[args.env] = v
-            call = tops.conv2d(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), y.permute(0, 2, 3, 1), pad=(1,) * 4,
-                               nhwc=True, krsc=True)
+            call = tops_conv(tops, layer)
 
             def run(v=v, call=call):
                 os.environ[args.env] = v
                 call()
 
             runs[f"{args.env}={v}"] = run
-        torch.backends.cudnn.benchmark = True
-        cudnn = lambda: F.conv2d(x, w, padding=1)  # noqa: E731
-        cudnn.context = lambda: torch.backends.cudnn.flags(enabled=True, benchmark=True, deterministic=False,
-                                                           allow_tf32=False)
-        ref = F.conv2d(x.double(), w.double(), padding=1)
         errs = {}
         for name, run in runs.items():
-            y.fill_(float("nan"))
+            layer.y.fill_(float("nan"))
             run()
             torch.cuda.synchronize()
-            errs[name] = ((y.double() - ref).norm() / ref.norm()).item()
+            errs[name] = rel_err(layer)
         fns = dict(runs)
-        fns["cudnn"] = cudnn
+        fns["cudnn"] = layer.cudnn
         timer = Timer(40, 5, "write")
         for rnd in range(args.rounds):
             ms = timer.interleaved(fns, 40)

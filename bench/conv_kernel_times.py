@@ -20,13 +20,11 @@ import sys
 import tempfile
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import Timer  # noqa: E402
+from conv_layers import make_layer, rel_err, tops_conv  # noqa: E402
 from tops_ctypes import Tops  # noqa: E402
-
-LAYERS = {56: (32, 64, 64), 28: (32, 128, 128), 14: (32, 256, 256), 7: (32, 512, 512)}  # hw: (n, c, k)
 
 
 def kernel_records(fn, flush, calls):
@@ -53,23 +51,13 @@ def main():
     torch.manual_seed(0)
     print("seed 0; event times: median of %d calls, each after an L2 flush; kernel times: median of 30" % a.reps)
     for hw in (int(v) for v in a.layers.split(",")):
-        n, c, k = LAYERS[hw]
-        x = torch.randn(n, c, hw, hw, device="cuda", dtype=torch.half).to(memory_format=torch.channels_last)
-        w = (torch.randn(k, c, 3, 3, device="cuda") / (c * 9) ** 0.5).half().to(memory_format=torch.channels_last)
-        y = torch.full((n, k, hw, hw), float("nan"), device="cuda", dtype=torch.half).to(
-            memory_format=torch.channels_last)
-        run = tops.conv2d(x.permute(0, 2, 3, 1), w.permute(0, 2, 3, 1), y.permute(0, 2, 3, 1), pad=(1,) * 4,
-                          nhwc=True, krsc=True)
-
-        def cudnn():
-            return F.conv2d(x, w, padding=1)
-        cudnn.context = lambda: torch.backends.cudnn.flags(enabled=True, benchmark=True, deterministic=False,
-                                                           allow_tf32=False)
+        layer = make_layer(hw)
+        n, c, k, cudnn = layer.n, layer.c, layer.k, layer.cudnn
+        run = tops_conv(tops, layer)
         events = {}
         for mode in ("write", "read"):
             events[mode] = Timer(a.reps, 5, mode).interleaved({"tops": run, "cudnn": cudnn}, a.reps)
-        ref = F.conv2d(x.double(), w.double(), padding=1)
-        err = ((y.double() - ref).norm() / ref.norm()).item()
+        err = rel_err(layer)
         flush = Timer(1, 0, "write").flush
         with cudnn.context():
             recs = kernel_records(run, flush, 30) + kernel_records(cudnn, flush, 30)
