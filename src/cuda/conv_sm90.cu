@@ -120,7 +120,8 @@ struct ConvHaloSplitOp : ConvSplitOp {
     static __device__ __forceinline__ Walk halo_walk(const Params& p, int kb) {
         const int tap = kb % p.rs;
         const int r = tap / p.s;
-        return Walk{tap, tap - r * p.s, r * p.hq + tap - r * p.s};
+        const int col = tap - r * p.s;
+        return Walk{tap, col, r * p.hq + col};
     }
     static __device__ __forceinline__ void halo_step(const Params& p, Walk& w) {
         if (++w.tap == p.rs) {
