@@ -21,6 +21,11 @@
 // f32 B with unit column stride is read where it lies (b_read_in_place), each
 // tile pulling a share of the next sliver's rows into L2.
 //
+// Operands often come cold from memory (a 1x1 convolution's x), so packing is
+// laid out for the prefetchers: a row-major B panel is packed by groups of
+// rows that run across the whole panel, and while one MC block's tiles run
+// they pull the next block of A into L2 a line at a time (see kCacheLine).
+//
 // The epilogue runs in the tile store: the first K slab adds beta * C, later
 // slabs add the partial sums kept in D (f32 output) or in an f32 workspace
 // accumulator (f16 / bf16 output, so partial sums are never rounded), and the
@@ -120,6 +125,18 @@ TOPS_MICRO_INLINE void pack_a_rows_8k_avx2(const storage_t<IN>* src, int64_t rs,
 }
 #endif
 
+// A packed row of B is one line of a row of B, and a row of A seldom more
+// than a few lines, so a packing loop that walks one sliver at a time reads
+// many short runs in turn and the hardware prefetcher, which follows a run
+// only after several lines of it, never starts: packing from memory then
+// waits on each line (the NCHW 1x1 convolution's D^T = W X, B = x with
+// 12.5 KB rows: a quarter of the GEMM's samples on one Zen 3 core sat on
+// those loads). So a row-major B panel is packed in groups of rows that each
+// advance across the whole panel (pack_b_panel_rows), A slivers prefetch the
+// next sliver's rows (pack_a_sliver), and the tiles of one MC block pull the
+// next block of A into L2 (LineStream).
+constexpr int64_t kCacheLine = 64;  // bytes
+
 // One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
 // dst (kc, NR) contiguous, columns past ncols zero.
 template <tops_dtype_t IN>
@@ -151,16 +168,47 @@ void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc,
 }
 
 
+// The full NR-wide slivers of a row-major B panel, (kc, slivers * NR) at src
+// (row stride rs, unit column stride) -> slivers (kc, NR) at dst, kc * NR
+// apart. Sliver by sliver, each packed row is one line of a row of B, so the
+// walk touches kc rows a line at a time and no hardware stream forms; here
+// kPackRowGroup rows advance together across the panel, each read in order.
+constexpr int64_t kPackRowGroup = 8;
+template <tops_dtype_t IN>
+void pack_b_panel_rows(const storage_t<IN>* src, int64_t rs, int64_t kc, int64_t slivers, float* dst) {
+    for (int64_t p0 = 0; p0 < kc; p0 += kPackRowGroup) {
+        const int64_t p1 = std::min(kc, p0 + kPackRowGroup);
+        for (int64_t s = 0; s < slivers; ++s) {
+            for (int64_t p = p0; p < p1; ++p) {
+                for (int v = 0; v < kNv; ++v) {
+                    load<IN>(src + p * rs + s * kNr + v * kLanes).store_aligned(dst + (s * kc + p) * kNr + v * kLanes);
+                }
+            }
+        }
+    }
+}
+
 // One MR-tall sliver of A: (mrows, kc) at src with strides (rs, cs) ->
-// dst (kc, MR) contiguous, rows past mrows zero.
+// dst (kc, MR) contiguous, rows past mrows zero. A row-major sliver
+// prefetches the next MR rows as it goes (past A's end after the last
+// sliver: a prefetch never faults).
 template <tops_dtype_t IN>
 void pack_a_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t mrows, float* dst) {
     if (cs == 1) {  // row-major: each row contiguous along k
         int64_t p0 = 0;
+#if defined(TOPS_CPU_ISA_avx512) || defined(TOPS_CPU_ISA_avx2)
+        const storage_t<IN>* next = src + kMr * rs;  // the next sliver's rows, prefetched a line at a time
+        constexpr int64_t kLineElems = kCacheLine / int64_t(sizeof(storage_t<IN>));
+        for (; p0 + kLanes <= kc; p0 += kLanes) {
+            if (p0 % kLineElems == 0) {
+                for (int64_t i = 0; i < kMr; ++i) __builtin_prefetch(next + i * rs + p0, 0, 3);
+            }
 #if defined(TOPS_CPU_ISA_avx512)
-        for (; p0 + kLanes <= kc; p0 += kLanes) pack_a_rows_16k_avx512<IN>(src + p0, rs, mrows, dst + p0 * kMr);
-#elif defined(TOPS_CPU_ISA_avx2)
-        for (; p0 + kLanes <= kc; p0 += kLanes) pack_a_rows_8k_avx2<IN>(src + p0, rs, mrows, dst + p0 * kMr);
+            pack_a_rows_16k_avx512<IN>(src + p0, rs, mrows, dst + p0 * kMr);
+#else
+            pack_a_rows_8k_avx2<IN>(src + p0, rs, mrows, dst + p0 * kMr);
+#endif
+        }
 #endif
         for (int64_t i = 0; i < kMr; ++i) {
             if (i < mrows) {
@@ -216,6 +264,27 @@ TOPS_MICRO_INLINE void prefetch_tile_step(const TilePrefetch<T>& pf, int64_t p) 
     __builtin_prefetch(pf.p + (p >> 1) * pf.rs + (p & 1) * (kNr - 1), 0, 3);
 }
 
+// What the next packing step will read (the next MC block of A), pulled into
+// L2 by the tiles of the current block: runs of contiguous bytes (rows of a
+// row-major A, columns of a column-major one), one line every `every` k
+// steps of each tile. Packing then reads from L2 instead of waiting on
+// memory between blocks of arithmetic.
+struct LineStream {
+    const char* run = nullptr;
+    int64_t run_stride = 0, run_lines = 0, runs_left = 0, line = 0;
+    int64_t every = 0;  // k steps between two prefetches (0: no stream)
+
+    TOPS_MICRO_INLINE void next() {
+        if (runs_left <= 0) return;
+        __builtin_prefetch(run + line * kCacheLine, 0, 1);
+        if (++line == run_lines) {
+            line = 0;
+            run += run_stride;
+            --runs_left;
+        }
+    }
+};
+
 TOPS_MICRO_INLINE void zero_tile(Tile& acc) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
@@ -230,7 +299,7 @@ TOPS_MICRO_INLINE void zero_tile(Tile& acc) {
 // than L2, so a new sliver would otherwise start from L3).
 template <class T>
 TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b, Tile& acc,
-                                    TilePrefetch<T> pf, const float* next_b) {
+                                    TilePrefetch<T> pf, const float* next_b, LineStream& stream) {
     zero_tile(acc);
     int64_t p = 0;
     if (pf.p) {
@@ -254,11 +323,16 @@ TOPS_MICRO_INLINE void micro_kernel(int64_t kc, const float* __restrict a, const
             next_b += kNr;
         }
     }
+    const int64_t every = stream.every > 0 ? stream.every : kc;
+    while (p < kc) {
+        const int64_t end = std::min(kc, p + every);
+        stream.next();
 #pragma GCC unroll 2
-    for (; p < kc; ++p) {
-        fma_step(a, b, acc);
-        a += kMr;
-        b += kNr;
+        for (; p < end; ++p) {
+            fma_step(a, b, acc);
+            a += kMr;
+            b += kNr;
+        }
     }
 }
 
@@ -298,11 +372,11 @@ struct BSliver {
 
 template <class T>
 TOPS_MICRO_INLINE void tile_kernel(int64_t kc, const float* __restrict a, const BSliver& b, Tile& acc,
-                                   TilePrefetch<T> pf) {
+                                   TilePrefetch<T> pf, LineStream& stream) {
     if (b.rs) {
         micro_kernel_b_in_place(kc, a, b.p, b.rs, acc, pf, b.next, b.pf_row, b.pf_every);
     } else {
-        micro_kernel(kc, a, b.p, acc, pf, b.next);
+        micro_kernel(kc, a, b.p, acc, pf, b.next, stream);
     }
 }
 
@@ -395,6 +469,23 @@ bool b_read_in_place(const GemmArgs& g, int64_t m_rows, int64_t mc) {
            std::min(g.blk.kc, g.k) <= kInPlaceMaxDepth && std::gcd(row_bytes, kSetWindowBytes) <= kMaxRowAlias;
 }
 
+// The stream over a (rows, cols) block at src with strides (rs, cs) and
+// es-byte elements, spread over `tiles` tiles of kc k steps (no stream for
+// an empty block or one with neither stride 1).
+LineStream block_stream(const void* src, int64_t rs, int64_t cs, int64_t rows, int64_t cols, int64_t es,
+                        int64_t tiles, int64_t kc) {
+    LineStream st;
+    if (rows <= 0 || cols <= 0 || (cs != 1 && rs != 1)) return st;
+    const bool by_rows = cs == 1;
+    st.run = static_cast<const char*>(src);
+    st.run_stride = (by_rows ? rs : cs) * es;
+    st.runs_left = by_rows ? rows : cols;
+    st.run_lines = ceil_div((by_rows ? cols : rows) * es, kCacheLine);
+    const int64_t per_tile = ceil_div(st.runs_left * st.run_lines, std::max<int64_t>(tiles, 1));
+    st.every = std::max<int64_t>(1, kc / per_tile);
+    return st;
+}
+
 // [begin, end) of part `i` of `parts` when `len` is cut in whole units.
 struct Range {
     int64_t begin = 0, end = 0;
@@ -417,6 +508,7 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
     constexpr bool kF32Out = OUT == TOPS_DTYPE_F32;
     float* const accbuf = g.ws_layout.has_acc ? reinterpret_cast<float*>(g.ws + g.ws_layout.acc_offset) : nullptr;
     const int64_t kc_max = g.blk.kc, nc_max = g.blk.nc;
+    constexpr int64_t es_in = int64_t(sizeof(TI));
     const int64_t kslabs = g.k > 0 ? ceil_div(g.k, kc_max) : 1;
     const int64_t m_rows = rows.end - rows.begin;
     // MC blocks of equal height (whole MR slivers).
@@ -439,7 +531,10 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                 const int64_t kc = std::min(kc_max, g.k - pc);
                 const bool first = slab == 0, last = slab == kslabs - 1;
                 // (kc, ncur) of B -> slivers (kc, NR)
-                for (int64_t s = 0; s < slivers; ++s) {
+                const int64_t full = ncur / kNr;
+                const bool panel_rows = !b_in_place && g.b_cs == 1 && full > 1;
+                if (panel_rows) pack_b_panel_rows<IN>(B + pc * g.b_rs + jc, g.b_rs, kc, full, bpack);
+                for (int64_t s = panel_rows ? full : 0; s < slivers; ++s) {
                     if (b_in_place && ncur - s * kNr >= kNr) continue;
                     pack_b_sliver<IN>(B + pc * g.b_rs + (jc + s * kNr) * g.b_cs, g.b_rs, g.b_cs, kc,
                                       std::min<int64_t>(kNr, ncur - s * kNr), bpack + s * kNr * kc);
@@ -450,6 +545,13 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                     for (int64_t ir = 0; ir < mcur; ir += kMr) {
                         pack_a_sliver<IN>(A + (ic + ir) * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs, kc,
                                           std::min<int64_t>(kMr, mcur - ir), apack + ir * kc);
+                    }
+                    // The next block of A, pulled into L2 meanwhile (a panel of B is L3-sized: not streamed).
+                    LineStream stream;
+                    if (ic + mcur < rows.end) {
+                        stream = block_stream(A + (ic + mcur) * g.a_rs + pc * g.a_cs, g.a_rs, g.a_cs,
+                                              std::min(mc, rows.end - ic - mcur), kc, es_in,
+                                              slivers * ceil_div(mcur, kMr), kc);
                     }
                     for (int64_t s = 0; s < slivers; ++s) {
                         const int64_t j0 = jc + s * kNr;
@@ -474,16 +576,19 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                             if (mrows == kMr && !first && (kF32Out || accbuf)) {
                                 if constexpr (kF32Out) {
                                     tile_kernel(kc, ap, bs, acc,
-                                                TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                                                TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, stream);
                                 } else {
-                                    tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n});
+                                    tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{accbuf + i0 * g.n + j0, g.n},
+                                                stream);
                                 }
                             } else if (mrows == kMr && first && C) {
-                                tile_kernel(kc, ap, bs, acc, TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs});
+                                tile_kernel(kc, ap, bs, acc,
+                                            TilePrefetch<TO>{C + i0 * g.c_rs + j0 * g.c_cs, g.c_rs}, stream);
                             } else if (mrows == kMr && last) {
-                                tile_kernel(kc, ap, bs, acc, TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs});
+                                tile_kernel(kc, ap, bs, acc,
+                                            TilePrefetch<TO>{D + i0 * g.d_rs + j0 * g.d_cs, g.d_rs}, stream);
                             } else {
-                                tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{});
+                                tile_kernel(kc, ap, bs, acc, TilePrefetch<float>{}, stream);
                             }
 
                             TileDest<OUT> t;
