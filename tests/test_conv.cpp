@@ -284,6 +284,11 @@ std::vector<ConvCase> cases() {
         cc("force_cbp_groups_dilation", 1, 8, 9, 8, 12).kernel(3, 2).dilation(2, 3).pad_all(2).group(2).forced(
             "channels_by_pixels"),
         cc("force_cbp_threads2", 2, 33, 6, 7, 40).kernel(3, 3).pad_all(1).num_threads(2).forced("channels_by_pixels"),
+        // enough units that the team hands them out as threads come (conv.cpp execute_on), both orientations
+        cc("shared_units_pbc_t2", 4, 3, 47, 45, 16).kernel(5, 5).stride(2, 2).pad_all(2).with_bias().layouts(all)
+            .num_threads(2).forced("pixels_by_channels"),
+        cc("shared_units_cbp_t2", 4, 8, 20, 20, 16).kernel(3, 3).pad_all(1).with_residual().layouts(all)
+            .num_threads(2).forced("channels_by_pixels"),
         cc("force_pbc", 1, 20, 3, 3, 48).kernel(3, 3).pad_all(1).with_bias().with_residual().layouts(all).forced(
             "pixels_by_channels"),
         cc("force_pbc_pointwise", 2, 12, 4, 3, 20).with_residual().forced("pixels_by_channels"),
