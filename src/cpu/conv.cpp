@@ -18,7 +18,8 @@
 //      for the team that runs (ConvGemmByTeamPlan), else channels_by_pixels
 //      (blocked im2col packed per task, pixel-contiguous stores: an NCHW y,
 //      or few pixels). One thread team per call stages x, packs the filter,
-//      and after one barrier runs the GEMM tasks.
+//      and after one barrier runs the GEMM tasks (a static share each, or
+//      handed out as threads come where that loses no reuse: execute_on).
 // TOPS_CONV_ALGO=direct|pixels_by_channels|channels_by_pixels|depthwise
 // forces a path that applies (tests of both orientations, debugging); direct
 // is the plain loop of src/cpu/conv_direct.cpp.
@@ -283,10 +284,13 @@ public:
         // channels_by_pixels; single tasks of pixels_by_channels when every
         // task reads the whole filter), where there are enough units to even
         // out: a thread slowed by other work on its core then takes fewer.
-        // Otherwise the static split keeps each thread on one channel block,
-        // whose filter slivers stay in its L2: handing out the tasks of the
-        // 16-core Xeon's C512 7x7 layer (NHWC, 16 threads, 16 channel blocks)
-        // one by one took 1.8-1.9x as long.
+        // 16-core Xeon, 16 threads, time against the static split: the NHWC
+        // stems 0.79-0.83x (batch 8) and 0.82-0.94x (batch 1), the NCHW stems
+        // 0.64-0.85x, the other layers 0.96-1.05x but for two rounds (0.70,
+        // 0.82). Otherwise the static split keeps each thread on one channel
+        // block, whose filter slivers stay in its L2: handing out the tasks of
+        // the C512 7x7 layer there (NHWC, 16 channel blocks) one by one took
+        // 1.8-1.9x as long.
         const int64_t unit = pbc ? 1 : ceil_div(g.kg, g.rows_block), units = tasks / unit;
         const bool shares_nothing = !pbc || ceil_div(g.kg, g.cols_block) == 1;
         const bool shared_units = threads > 1 && shares_nothing && units >= kSharedUnitsPerThread * threads;
