@@ -1,19 +1,24 @@
 // conv_ab_libs: two builds of libtops timed in one process on one f32 conv2d
 // (CPU backend), their calls interleaved one by one (the order swapped every
-// pair) over buffer sets rotated through 2x a 256 MiB LLC, so both see the
+// pair) over buffer sets rotated through 2x the LLC (sysconf; 256 MiB when
+// it does not say), so both see the
 // same machine state. On a machine whose speed drifts within seconds (a
 // shared VM), two tops-bench runs one after the other cannot resolve a 5%
 // change; the per-pair ratio can. Prints each library's median, quartiles
-// and the median of the per-pair time ratios (lib 1 / lib 0).
+// and the median of the per-pair time ratios (lib 1 / lib 0), after checking
+// every call's status and that both libraries give the same y on one input
+// (outputs poisoned with NaN first; max relative difference printed).
 //
-// Build: cc -O2 -Iinclude bench/conv_ab_libs.c -o conv_ab_libs -ldl
+// Build: cc -O2 -Iinclude bench/conv_ab_libs.c -o conv_ab_libs -ldl -lm
 // Usage: conv_ab_libs libA.so libB.so nhwc|nchw N C H W K R S stride pad threads iters [ENV=VALUE]
 //   (ENV=VALUE is set before libB is loaded and its op created, e.g. to A/B an env switch of one build)
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
+#include <unistd.h>
 #include "tops/tops.h"
 typedef tops_status_t (*ctx_create_f)(tops_backend_t, int, tops_context_t *);
 typedef tops_status_t (*thr_f)(tops_context_t, int);
@@ -38,7 +43,9 @@ int main(int argc, char **argv) {
   int thr = atoi(argv[13]), iters = atoi(argv[14]);
   long P = (H + 2 * pd - R) / st + 1, Q = (W + 2 * pd - S) / st + 1;
   long xs = N * C * H * W, ws = K * C * R * S, ys = N * K * P * Q;
-  int sets = (int)(2.0 * 256 * 1024 * 1024 / ((xs + ys) * 4)) + 1;
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = 256L * 1024 * 1024;
+  int sets = (int)(2.0 * llc / ((xs + ys) * 4)) + 1;
   float **X = malloc(sets * sizeof(float *)), **Y = malloc(sets * sizeof(float *));
   float *Wt = malloc(ws * 4);
   srand(1);
@@ -81,11 +88,28 @@ int main(int argc, char **argv) {
       tops_arg_t a[3] = {{TOPS_ARG_X, X[s]}, {TOPS_ARG_W, Wt}, {TOPS_ARG_Y, Y[s]}};
       s = (s + 1) % sets;
       double t0 = now();
-      L[l].ex(L[l].ctx, L[l].op, a, 3, L[l].ws, L[l].wsb);
+      const tops_status_t rc = L[l].ex(L[l].ctx, L[l].op, a, 3, L[l].ws, L[l].wsb);
       double t1 = now();
+      if (rc) {
+        fprintf(stderr, "lib %d: tops_op_execute failed (%d)\n", l, (int)rc);
+        return 1;
+      }
       if (i >= 0) t[l][i] = (t1 - t0) * 1e3;
     }
   }
+  // Both libraries on the input of set 0, outputs poisoned first.
+  float *yc[2] = {malloc(ys * 4), malloc(ys * 4)};
+  for (int l = 0; l < 2; ++l) {
+    for (long i = 0; i < ys; ++i) yc[l][i] = NAN;
+    tops_arg_t a[3] = {{TOPS_ARG_X, X[0]}, {TOPS_ARG_W, Wt}, {TOPS_ARG_Y, yc[l]}};
+    if (L[l].ex(L[l].ctx, L[l].op, a, 3, L[l].ws, L[l].wsb)) return 1;
+  }
+  double maxrel = 0;
+  for (long i = 0; i < ys; ++i) {
+    const double d = fabs((double)yc[0][i] - yc[1][i]) / (fabs((double)yc[0][i]) + 1e-6);
+    if (!(d <= maxrel)) maxrel = d;  // NaN-propagating
+  }
+  printf("y, lib 1 against lib 0: max relative difference %.3g\n", maxrel);
   double r[iters];
   for (int i = 0; i < iters; ++i) r[i] = t[1][i] / t[0][i];
   qsort(r, iters, sizeof(double), cmp);
