@@ -138,14 +138,11 @@ TOPS_MICRO_INLINE void pack_a_rows_8k_avx2(const storage_t<IN>* src, int64_t rs,
 constexpr int64_t kCacheLine = 64;  // bytes
 
 // One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
-// dst (kc, NR) contiguous, columns past ncols zero.
+// dst (kc, NR) contiguous, columns past ncols zero. Full slivers with unit
+// column stride never come here: they are packed by pack_b_panel_rows.
 template <tops_dtype_t IN>
 void pack_b_sliver(const storage_t<IN>* src, int64_t rs, int64_t cs, int64_t kc, int64_t ncols, float* dst) {
-    if (ncols == kNr && cs == 1) {
-        for (int64_t p = 0; p < kc; ++p) {
-            for (int v = 0; v < kNv; ++v) load<IN>(src + p * rs + v * kLanes).store_aligned(dst + p * kNr + v * kLanes);
-        }
-    } else if (rs == 1) {  // each column contiguous along k
+    if (rs == 1) {  // each column contiguous along k
         int64_t p0 = 0;
 #if defined(TOPS_CPU_ISA_avx512)
         if (ncols == kNr) {
@@ -532,7 +529,7 @@ void gemm_rectangle(const GemmArgs& g, Range rows, Range cols, float* bpack, flo
                 const bool first = slab == 0, last = slab == kslabs - 1;
                 // (kc, ncur) of B -> slivers (kc, NR)
                 const int64_t full = ncur / kNr;
-                const bool panel_rows = !b_in_place && g.b_cs == 1 && full > 1;
+                const bool panel_rows = !b_in_place && g.b_cs == 1 && full > 0;
                 if (panel_rows) pack_b_panel_rows<IN>(B + pc * g.b_rs + jc, g.b_rs, kc, full, bpack);
                 for (int64_t s = panel_rows ? full : 0; s < slivers; ++s) {
                     if (b_in_place && ncur - s * kNr >= kNr) continue;
