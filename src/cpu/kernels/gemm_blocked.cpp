@@ -22,9 +22,17 @@
 // tile pulling a share of the next sliver's rows into L2.
 //
 // Operands often come cold from memory (a 1x1 convolution's x), so packing is
-// laid out for the prefetchers: a row-major B panel is packed by groups of
-// rows that run across the whole panel, and while one MC block's tiles run
-// they pull the next block of A into L2 a line at a time (see kCacheLine).
+// laid out for the prefetchers. A packed row of B is one line of a row of B,
+// and a row of A seldom more than a few lines, so a packing loop that walks
+// one sliver at a time reads many short runs in turn and the hardware
+// prefetcher, which follows a run only after several lines of it, never
+// starts: packing from memory then waits on each line (the NCHW 1x1
+// convolution's D^T = W X, B = x with 12.5 KB rows: a quarter of the GEMM's
+// samples on one Zen 3 core sat on those loads). So a row-major B panel is
+// packed by groups of rows that run across the whole panel
+// (pack_b_panel_rows), each A sliver prefetches the next sliver's rows
+// (pack_a_sliver), and while one MC block's tiles run they pull the next
+// block of A into L2 a line at a time (LineStream).
 //
 // The epilogue runs in the tile store: the first K slab adds beta * C, later
 // slabs add the partial sums kept in D (f32 output) or in an f32 workspace
@@ -125,16 +133,8 @@ TOPS_MICRO_INLINE void pack_a_rows_8k_avx2(const storage_t<IN>* src, int64_t rs,
 }
 #endif
 
-// A packed row of B is one line of a row of B, and a row of A seldom more
-// than a few lines, so a packing loop that walks one sliver at a time reads
-// many short runs in turn and the hardware prefetcher, which follows a run
-// only after several lines of it, never starts: packing from memory then
-// waits on each line (the NCHW 1x1 convolution's D^T = W X, B = x with
-// 12.5 KB rows: a quarter of the GEMM's samples on one Zen 3 core sat on
-// those loads). So a row-major B panel is packed in groups of rows that each
-// advance across the whole panel (pack_b_panel_rows), A slivers prefetch the
-// next sliver's rows (pack_a_sliver), and the tiles of one MC block pull the
-// next block of A into L2 (LineStream).
+// One cache line, the unit the software prefetches step and count by (the
+// file header says why packing prefetches).
 constexpr int64_t kCacheLine = 64;  // bytes
 
 // One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
