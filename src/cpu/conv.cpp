@@ -188,6 +188,23 @@ public:
         // thread had 13% more pixels than the mean).
         pix_block = even_block(pixels, pix_block, pix_unit);
         chan_block = even_block(kg, chan_block, chan_unit);
+        tasks_ = tasks();
+        // The tasks are handed out as the threads come for them, in units
+        // that share no packed data (the tasks of one im2col block of
+        // channels_by_pixels; single tasks of pixels_by_channels when every
+        // task reads the whole filter), where there are enough units to even
+        // out (execute_on, against the team that runs): a thread slowed by
+        // other work on its core then takes fewer.
+        // 16-core Xeon, 16 threads, time against the static split: the NHWC
+        // stems 0.79-0.83x (batch 8) and 0.82-0.94x (batch 1), the NCHW stems
+        // 0.64-0.85x, the other layers 0.96-1.05x but for two rounds (0.70,
+        // 0.82). Otherwise the static split keeps each thread on one channel
+        // block, whose filter slivers stay in its L2: handing out the tasks of
+        // the C512 7x7 layer there (NHWC, 16 channel blocks) one by one took
+        // 1.8-1.9x as long. (An empty y, K = 0, has no tasks and never runs.)
+        hand_out_unit_ = pbc ? 1 : std::max<int64_t>(1, ceil_div(kg, rows_block_));
+        const bool shares_nothing = !pbc || ceil_div(kg, cols_block_) == 1;
+        hand_out_units_ = shares_nothing ? tasks_ / hand_out_unit_ : 0;
         // Workspace: staged x, then the packed filter slivers (pixels_by_channels)
         // or staged filter rows (channels_by_pixels, when needed), then one
         // im2col block per thread.
@@ -276,24 +293,12 @@ public:
         // filter, then (after one barrier) runs its share of the GEMM tasks.
         // Separate parallel regions cost a fork / join each and left the
         // staging of small tensors on one thread.
-        const int64_t x_rows = conv_stage_input_rows(p_, st_), tasks = conv_gemm_tasks(g);
+        const int64_t x_rows = conv_stage_input_rows(p_, st_);
         const void* x = args.in(TOPS_ARG_X);
         const void* w = args.in(TOPS_ARG_W);
-        // The tasks are handed out as the threads come for them, in units
-        // that share no packed data (the tasks of one im2col block of
-        // channels_by_pixels; single tasks of pixels_by_channels when every
-        // task reads the whole filter), where there are enough units to even
-        // out: a thread slowed by other work on its core then takes fewer.
-        // 16-core Xeon, 16 threads, time against the static split: the NHWC
-        // stems 0.79-0.83x (batch 8) and 0.82-0.94x (batch 1), the NCHW stems
-        // 0.64-0.85x, the other layers 0.96-1.05x but for two rounds (0.70,
-        // 0.82). Otherwise the static split keeps each thread on one channel
-        // block, whose filter slivers stay in its L2: handing out the tasks of
-        // the C512 7x7 layer there (NHWC, 16 channel blocks) one by one took
-        // 1.8-1.9x as long.
-        const int64_t unit = pbc ? 1 : ceil_div(g.kg, g.rows_block), units = tasks / unit;
-        const bool shares_nothing = !pbc || ceil_div(g.kg, g.cols_block) == 1;
-        const bool shared_units = threads > 1 && shares_nothing && units >= kSharedUnitsPerThread * threads;
+        // Units handed out as threads come, where this team has enough of
+        // them to even out (the constructor says why).
+        const bool shared_units = threads > 1 && hand_out_units_ >= kSharedUnitsPerThread * threads;
         std::atomic<int64_t> next_unit{0};
         parallel_team(threads, [&](int t, int nt) {
             const Share xs(x_rows, t, nt), fs(filter_units, t, nt);
@@ -311,13 +316,13 @@ public:
                 });
             };
             if (!shared_units) {
-                const Share ts(tasks, t, nt);
+                const Share ts(tasks_, t, nt);
                 if (!ts.empty()) run(ts.begin, ts.end);
                 return;
             }
-            for (int64_t u = next_unit.fetch_add(1, std::memory_order_relaxed); u < units;
+            for (int64_t u = next_unit.fetch_add(1, std::memory_order_relaxed); u < hand_out_units_;
                  u = next_unit.fetch_add(1, std::memory_order_relaxed)) {
-                run(u * unit, (u + 1) * unit);
+                run(u * hand_out_unit_, (u + 1) * hand_out_unit_);
             }
         });
         return Status::ok();
@@ -334,6 +339,10 @@ private:
     int64_t run_ = 0;
     bool w_in_place_ = false;
     int64_t rows_block_ = 0, cols_block_ = 0;
+    int64_t tasks_ = 0;
+    // Tasks per hand-out unit, and the units; 0 units where they would share
+    // packed data, so the tasks are always split statically.
+    int64_t hand_out_unit_ = 1, hand_out_units_ = 0;
     size_t filter_offset_ = 0, cols_offset_ = 0, col_buf_floats_ = 0, bytes_ = 0;
     int max_threads_ = 1;
     std::string name_, why_;
