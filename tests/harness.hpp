@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <random>
@@ -57,6 +58,36 @@ std::string status_text(tops_status_t status);
 ::testing::AssertionResult succeeds(tops_status_t got);
 
 // RAII owners of the opaque handles.
+// An environment variable set for one scope (value nullptr: left alone),
+// restored afterwards: the plan-time switches a test forces.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name), active_(value != nullptr) {
+        if (!active_) return;
+        if (const char* old = std::getenv(name_)) {
+            had_ = true;
+            old_ = old;
+        }
+        setenv(name_, value, 1);
+    }
+    ~ScopedEnv() {
+        if (!active_) return;
+        if (had_) {
+            setenv(name_, old_.c_str(), 1);
+        } else {
+            unsetenv(name_);
+        }
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    bool active_;
+    bool had_ = false;
+    std::string old_;
+};
+
 struct ContextHandle {
     tops_context_t ctx = nullptr;
     ContextHandle() = default;

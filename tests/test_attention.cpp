@@ -38,6 +38,7 @@ using tops_test::Buffer;
 using tops_test::ContextHandle;
 using tops_test::Layout;
 using tops_test::OpHandle;
+using tops_test::ScopedEnv;
 using tops_test::Tensor;
 using tops_test::status_text;
 using tops_test::tensor_desc;
@@ -351,36 +352,6 @@ bool documented_limit(const std::string& msg) {
 
 enum class RunOutcome { ok, skipped };
 
-// An environment variable set for one create (when `value` is non-empty),
-// restored afterwards: TOPS_ATTENTION_SPLITS, TOPS_ATTENTION_SM90.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, std::string value) : name_(name), active_(!value.empty()) {
-        if (!active_) return;
-        if (const char* old = std::getenv(name_)) {
-            had_ = true;
-            old_ = old;
-        }
-        setenv(name_, value.c_str(), 1);
-    }
-    ~ScopedEnv() {
-        if (!active_) return;
-        if (had_) {
-            setenv(name_, old_.c_str(), 1);
-        } else {
-            unsetenv(name_);
-        }
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-    bool active_;
-    bool had_ = false;
-    std::string old_;
-};
-
 // Runs the case on `backend`: O (and LSE) values, row-major. Checks guard
 // zones of every buffer (the workspace too) and that gaps of O and LSE stay
 // untouched.
@@ -406,8 +377,9 @@ private:
     OpHandle op;
     {
         const bool cuda = backend == TOPS_BACKEND_CUDA;
-        const ScopedEnv splits("TOPS_ATTENTION_SPLITS", cuda && c.splits > 0 ? std::to_string(c.splits) : "");
-        const ScopedEnv hopper("TOPS_ATTENTION_SM90", cuda && c.hopper ? "1" : "");
+        const std::string splits_value = std::to_string(c.splits);
+        const ScopedEnv splits("TOPS_ATTENTION_SPLITS", cuda && c.splits > 0 ? splits_value.c_str() : nullptr);
+        const ScopedEnv hopper("TOPS_ATTENTION_SM90", cuda && c.hopper ? "1" : nullptr);
         st = tops_attention_create(ctx.ctx, &d, &op.op);
     }
     if (st == TOPS_ERROR_NOT_SUPPORTED && backend != TOPS_BACKEND_CPU && documented_limit(tops_last_error())) {

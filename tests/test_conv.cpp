@@ -27,6 +27,7 @@
 namespace {
 
 using tops_test::Layout;
+using tops_test::ScopedEnv;
 using tops_test::Tensor;
 
 // How x / y / residual and w are stored.
@@ -370,23 +371,6 @@ tops_conv2d_desc_t make_desc(const ConvCase& c, Store st, const Tensors& t) {
     if (c.tf32) d.flags = TOPS_CONV_ALLOW_TF32;
     return d;
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name), active_(value != nullptr) {
-        if (active_) setenv(name, value, 1);
-    }
-    ~ScopedEnv() {
-        if (active_) unsetenv(name_);
-    }
-    ScopedEnv(const ScopedEnv&) = delete;
-    ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-    const char* name_;
-    bool active_;
-};
 
 // Why a NOT_SUPPORTED create may be skipped on a non-CPU backend.
 bool documented_limit(const std::string& msg) {

@@ -23,6 +23,7 @@
 namespace {
 
 using tops_test::Layout;
+using tops_test::ScopedEnv;
 using tops_test::Tensor;
 
 enum class Mat { dense, padded, col_major, col_padded, stride2, shared };
@@ -251,22 +252,6 @@ std::vector<double> op_values(const Tensor& t, int64_t batch, bool trans) {
     }
     return out;
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name) {
-        if (value) setenv(name, value, 1);
-        active_ = value != nullptr;
-    }
-    ~ScopedEnv() {
-        if (active_) unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    bool active_ = false;
-};
 
 using Param = std::tuple<tops_backend_t, DtypePair, GemmCase>;
 

@@ -198,7 +198,9 @@ TEST_P(NormTest, MatchesReference) {
     NormRun r = prepare(c, dt, rng);
     ASSERT_TRUE(execute(backend, c, r));
     EXPECT_TRUE(compare_values(r.y.logical(), r.ref.y, tolerance(dt), c.dims, "y"));
-    if (c.prenorm) EXPECT_TRUE(compare_values(r.prenorm.logical(), r.ref.prenorm, tolerance(dt), c.dims, "prenorm"));
+    if (c.prenorm) {
+        EXPECT_TRUE(compare_values(r.prenorm.logical(), r.ref.prenorm, tolerance(dt), c.dims, "prenorm"));
+    }
     if (c.stats && !c.rms) {
         EXPECT_TRUE(compare_values(r.mean.logical(), r.ref.mean, tolerance(TOPS_DTYPE_F32), lead_dims(c), "mean"));
     }
