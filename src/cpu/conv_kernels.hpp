@@ -76,9 +76,6 @@ inline int64_t conv_gemm_task_count(ConvGemmOrientation o, int64_t batch, int64_
     const int64_t rows = pbc ? pixels : kg, cols = pbc ? kg : pixels;
     return batch * groups * ceil_div(rows, rows_block) * ceil_div(cols, cols_block);
 }
-inline int64_t conv_gemm_tasks(const ConvGemmArgs& g) {
-    return conv_gemm_task_count(g.orientation, g.batch, g.groups, g.out_h * g.out_w, g.kg, g.rows_block, g.cols_block);
-}
 
 // Runs tasks [begin, end) on the calling thread; tid picks its im2col
 // buffer (col_bufs holds one per thread of the team).

@@ -25,8 +25,9 @@
 // from the accumulators, with vector stores where a tile row is contiguous
 // in y (NHWC for pixels_by_channels, NCHW for channels_by_pixels) and a
 // scalar store otherwise. A call runs tasks (n, g, row block, col block)
-// [begin, end) of conv_gemm_tasks; the planner splits them statically across
-// the team that staged the operands (src/cpu/conv.cpp).
+// [begin, end) of conv_gemm_task_count; the plan splits them across the team
+// that staged the operands, statically or in units claimed as threads come
+// (src/cpu/conv.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
