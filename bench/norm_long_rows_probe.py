@@ -1,0 +1,57 @@
+"""What the parameters cost LayerNorm / RMSNorm on long rows (CUDA).
+
+Times one shape (default: f16 256x65536) with no gamma / beta, gamma only,
+gamma and beta in x's dtype and in f32, against a torch copy of the same
+bytes: compare_torch.py's timer (L2 flushed by a write before each call),
+calls interleaved one by one, two rounds. Usage:
+  python3 bench/norm_long_rows_probe.py [--lib build/libtops.so] [--rows 256] [--cols 65536]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_torch import Timer  # noqa: E402
+from tops_ctypes import Tops  # noqa: E402
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default=os.path.join(here, "..", "build", "libtops.so"))
+    ap.add_argument("--rows", type=int, default=256)
+    ap.add_argument("--cols", type=int, default=65536)
+    ap.add_argument("--reps", type=int, default=50)
+    a = ap.parse_args()
+    tops = Tops(a.lib)
+    timer = Timer(a.reps, 5, "write")
+    torch.manual_seed(0)
+    print("seed 0")
+    x = torch.randn(a.rows, a.cols, device="cuda", dtype=torch.float16)
+    y = torch.empty_like(x)
+    g16 = torch.randn(a.cols, device="cuda", dtype=torch.float16) * 0.1 + 1
+    b16 = torch.randn(a.cols, device="cuda", dtype=torch.float16) * 0.1
+    g32, b32 = g16.float(), b16.float()
+    fns = {
+        "copy": lambda: y.copy_(x),
+        "ln none": tops.norm(x, y),
+        "ln gamma f16": tops.norm(x, y, gamma=g16),
+        "ln gamma beta f16": tops.norm(x, y, gamma=g16, beta=b16),
+        "ln gamma beta f32": tops.norm(x, y, gamma=g32, beta=b32),
+        "rms none": tops.norm(x, y, rms=True),
+        "rms gamma f16": tops.norm(x, y, rms=True, gamma=g16),
+    }
+    for name, fn in fns.items():  # every form runs and writes finite values
+        y.fill_(float("nan"))
+        fn()
+        if not torch.isfinite(y).all():
+            raise SystemExit("%s left non-finite values in y" % name)
+    for r in range(2):
+        ms = timer.interleaved(fns, a.reps)
+        print("round %d: " % r + ", ".join("%s %.1f us" % (k, v * 1000) for k, v in ms.items()))
+
+
+if __name__ == "__main__":
+    main()
