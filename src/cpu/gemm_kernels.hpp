@@ -38,27 +38,58 @@ struct GemmBlocking {
 // blocked algorithm on its rectangle with its own packing buffers, so the
 // threads never wait for each other (no barriers: on a shared machine a
 // descheduled thread would stall the whole team at every K slab). The grid
-// minimizes the largest rectangle, then its perimeter (the packing work).
+// minimizes the largest rectangle, then its perimeter (the packing work);
+// but grids within kGemmGridAreaSlack of the smallest area count as equal,
+// and among those one whose threads hold at least kGemmMinSliversPerThread
+// slivers of B each (all of them, if B has fewer) wins: a thread packs all
+// of its rows of A whatever its columns, and few columns serve each packed
+// sliver of A to few tiles.
 struct GemmGrid {
     int tm = 1, tn = 1;
     int64_t rows = 0, cols = 0;  // largest rectangle
 };
 
+// The 2-core Zen 3 VM, two threads, the 1x1 convolution 256 -> 64 over 56x56
+// (NHWC: m 3136, n 64, k 256, tile 6x16): by area alone two column halves
+// (100416 against 100608 for two row halves), so each thread packed all of
+// x for two slivers of B; the row halves took 0.80x the time
+// (bench/conv_ab_libs.c). A cost model weighing all packing instead moved
+// square problems too, and 2048^3 on 8 Xeon threads (rows 4 x columns 2 in
+// place of 1 x 8) took 1.2-1.3x as long: a wider B panel leaves L2.
+constexpr double kGemmGridAreaSlack = 0.01;
+constexpr int64_t kGemmMinSliversPerThread = 4;
+
 inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile) {
     const int64_t mslivers = ceil_div(m, tile.mr), nslivers = ceil_div(n, tile.nr);
-    GemmGrid best;
-    for (int tm = 1; tm <= threads; ++tm) {
-        if (threads % tm != 0) continue;
+    auto grid = [&](int tm) {
         GemmGrid g;
         g.tm = tm;
         g.tn = threads / tm;
         g.rows = ceil_div(mslivers, tm) * tile.mr;
         g.cols = ceil_div(nslivers, g.tn) * tile.nr;
-        // Areas in double: the dims of an empty problem (batch 0) are unbounded.
-        const double area = double(g.rows) * double(g.cols), best_area = double(best.rows) * double(best.cols);
-        const bool better = best.rows == 0 || area < best_area ||
-                            (area == best_area && g.rows + g.cols < best.rows + best.cols);
-        if (better) best = g;
+        return g;
+    };
+    // Areas in double: the dims of an empty problem (batch 0) are unbounded.
+    auto area = [](const GemmGrid& g) { return double(g.rows) * double(g.cols); };
+    double least = 0.0;
+    for (int tm = 1; tm <= threads; ++tm) {
+        if (threads % tm == 0 && (tm == 1 || area(grid(tm)) < least)) least = area(grid(tm));
+    }
+    const int64_t wide = std::min(nslivers, kGemmMinSliversPerThread) * tile.nr;
+    GemmGrid best;
+    bool best_wide = false;
+    for (int tm = 1; tm <= threads; ++tm) {
+        if (threads % tm != 0) continue;
+        const GemmGrid g = grid(tm);
+        if (area(g) > least * (1.0 + kGemmGridAreaSlack)) continue;
+        const bool g_wide = g.cols >= wide;
+        const bool better = best.rows == 0 || (g_wide && !best_wide) ||
+                            (g_wide == best_wide && (area(g) < area(best) ||
+                                                     (area(g) == area(best) && g.rows + g.cols < best.rows + best.cols)));
+        if (better) {
+            best = g;
+            best_wide = g_wide;
+        }
     }
     return best;
 }
