@@ -57,7 +57,6 @@ std::string status_text(tops_status_t status);
 // got == TOPS_SUCCESS; a failure shows status_text(got).
 ::testing::AssertionResult succeeds(tops_status_t got);
 
-// RAII owners of the opaque handles.
 // An environment variable set for one scope (value nullptr: left alone),
 // restored afterwards: the plan-time switches a test forces.
 class ScopedEnv {
@@ -88,6 +87,7 @@ private:
     std::string old_;
 };
 
+// RAII owners of the opaque handles.
 struct ContextHandle {
     tops_context_t ctx = nullptr;
     ContextHandle() = default;
