@@ -83,9 +83,9 @@ inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile)
         const GemmGrid g = grid(tm);
         if (area(g) > least * (1.0 + kGemmGridAreaSlack)) continue;
         const bool g_wide = g.cols >= wide;
-        const bool better = best.rows == 0 || (g_wide && !best_wide) ||
-                            (g_wide == best_wide && (area(g) < area(best) ||
-                                                     (area(g) == area(best) && g.rows + g.cols < best.rows + best.cols)));
+        const bool smaller = area(g) < area(best) ||
+                             (area(g) == area(best) && g.rows + g.cols < best.rows + best.cols);
+        const bool better = best.rows == 0 || (g_wide && !best_wide) || (g_wide == best_wide && smaller);
         if (better) {
             best = g;
             best_wide = g_wide;
