@@ -141,28 +141,15 @@ void set_vec_cols(const ConvGemmArgs& g, TileMap& t) {
                  (!g.bias || !t.bias_on_cols || g.bias_s == 1);
 }
 
+// Edge tiles and strided rows of y: through a stack tile, one element at a
+// time (out of line: the full-tile path below is inlined into the task loops,
+// so the accumulators go from registers to y without a round trip through memory).
 template <tops_dtype_t OUT>
-void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
+__attribute__((noinline)) void store_tile_scalar(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
     using TO = storage_t<OUT>;
     TO* y = static_cast<TO*>(g.y);
     const TO* res = static_cast<const TO*>(g.res);
     const TO* bias = static_cast<const TO*>(g.bias);
-    if (t.vec_cols) {
-        VecF bcol[kNv];
-        for (int v = 0; v < kNv; ++v) {
-            bcol[v] = bias && t.bias_on_cols ? load<OUT>(bias + t.chan_col[0] + v * kLanes) : VecF(0.0f);
-        }
-        for (int i = 0; i < t.mrows; ++i) {
-            const VecF brow(bias && !t.bias_on_cols ? to_float<OUT>(bias[t.chan_row[i] * g.bias_s]) : 0.0f);
-#pragma GCC unroll 2
-            for (int v = 0; v < kNv; ++v) {
-                VecF x = acc[i][v] + bcol[v] + brow;
-                if (res) x += load<OUT>(res + t.r_row[i] + t.r_col[0] + v * kLanes);
-                store<OUT>(y + t.y_row[i] + t.y_col[0] + v * kLanes, activate(g.act, x));
-            }
-        }
-        return;
-    }
     alignas(64) float tmp[kMr][kNr];
     for (int i = 0; i < kMr; ++i) {
         for (int v = 0; v < kNv; ++v) acc[i][v].store_aligned(&tmp[i][v * kLanes]);
@@ -173,6 +160,33 @@ void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
             if (bias) x += to_float<OUT>(bias[(t.bias_on_cols ? t.chan_col[j] : t.chan_row[i]) * g.bias_s]);
             if (res) x += to_float<OUT>(res[t.r_row[i] + t.r_col[j]]);
             y[t.y_row[i] + t.y_col[j]] = from_float<OUT>(activate_scalar(g.act, x));
+        }
+    }
+}
+
+template <tops_dtype_t OUT>
+TOPS_MICRO_INLINE void store_tile(const Tile& acc, const ConvGemmArgs& g, const TileMap& t) {
+    if (!t.vec_cols) {
+        store_tile_scalar<OUT>(acc, g, t);
+        return;
+    }
+    using TO = storage_t<OUT>;
+    TO* y = static_cast<TO*>(g.y);
+    const TO* res = static_cast<const TO*>(g.res);
+    const TO* bias = static_cast<const TO*>(g.bias);
+    VecF bcol[kNv];
+    for (int v = 0; v < kNv; ++v) {
+        bcol[v] = bias && t.bias_on_cols ? load<OUT>(bias + t.chan_col[0] + v * kLanes) : VecF(0.0f);
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {  // a constant bound: acc stays in registers
+        if (i == t.mrows) break;
+        const VecF brow(bias && !t.bias_on_cols ? to_float<OUT>(bias[t.chan_row[i] * g.bias_s]) : 0.0f);
+#pragma GCC unroll 2
+        for (int v = 0; v < kNv; ++v) {
+            VecF x = acc[i][v] + bcol[v] + brow;
+            if (res) x += load<OUT>(res + t.r_row[i] + t.r_col[0] + v * kLanes);
+            store<OUT>(y + t.y_row[i] + t.y_col[0] + v * kLanes, activate(g.act, x));
         }
     }
 }
