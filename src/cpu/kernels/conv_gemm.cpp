@@ -3,9 +3,10 @@
 // Strategy: per image n and group g the convolution is the GEMM
 // D = A @ B with kdim = R * S * C/G reduction steps. The input is staged by
 // the planner's execute (src/cpu/conv.cpp) as a zero-padded f32 tensor xp
-// (NHWC, or NCHW for a channel-strided x: a row copy, never a transpose), so every tap of every output pixel lies inside xp and the reduction
-// step kk of the pixel whose window starts at offset o reads xp[o + koff[kk]]
-// (koff folds r, s and c in the reduction order). The micro-kernel is the
+// (NHWC, or NCHW for a channel-strided x: a row copy, never a transpose), so
+// every tap of every output pixel lies inside xp and the reduction step kk of
+// the pixel whose window starts at offset o reads xp[o + koff[kk]] (koff
+// folds r, s and c in the reduction order). The micro-kernel is the
 // GEMM's: an MR x NR register tile (NR = two SIMD vectors), per step two B
 // vectors loaded from a packed (kdim, NR) sliver and each A element broadcast
 // into two FMAs. What differs is where A comes from: MR row pointers, read in
@@ -260,7 +261,9 @@ void pack_im2col(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t m0, int6
             for (int64_t kk = 0; kk < g.kdim; ++kk) {
                 const float* src = base[0] + g.koff[kk];
 #pragma GCC unroll 2
-                for (int v = 0; v < kNv; ++v) VecF::load_unaligned(src + v * kLanes).store_aligned(dst + kk * kNr + v * kLanes);
+                for (int v = 0; v < kNv; ++v) {
+                    VecF::load_unaligned(src + v * kLanes).store_aligned(dst + kk * kNr + v * kLanes);
+                }
             }
         } else {
             for (int64_t kk = 0; kk < g.kdim; ++kk) {
