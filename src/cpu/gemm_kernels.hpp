@@ -52,7 +52,7 @@ struct GemmGrid {
 // The 2-core Zen 3 VM, two threads, the 1x1 convolution 256 -> 64 over 56x56
 // (NHWC: m 3136, n 64, k 256, tile 6x16): by area alone two column halves
 // (100416 against 100608 for two row halves), so each thread packed all of
-// x for two slivers of B; the row halves took 0.80x the time
+// x for two slivers of B; this rule's row halves took 0.85x the time
 // (bench/conv_ab_libs.c). A cost model weighing all packing instead moved
 // square problems too, and 2048^3 on 8 Xeon threads (rows 4 x columns 2 in
 // place of 1 x 8) took 1.2-1.3x as long: a wider B panel leaves L2.
@@ -73,23 +73,20 @@ inline GemmGrid gemm_grid(int64_t m, int64_t n, int threads, GemmTileShape tile)
     auto area = [](const GemmGrid& g) { return double(g.rows) * double(g.cols); };
     double least = 0.0;
     for (int tm = 1; tm <= threads; ++tm) {
-        if (threads % tm == 0 && (tm == 1 || area(grid(tm)) < least)) least = area(grid(tm));
+        if (threads % tm != 0) continue;
+        const double a = area(grid(tm));
+        if (tm == 1 || a < least) least = a;
     }
-    const int64_t wide = std::min(nslivers, kGemmMinSliversPerThread) * tile.nr;
+    const int64_t wide_cols = std::min(nslivers, kGemmMinSliversPerThread) * tile.nr;
+    auto wide = [&](const GemmGrid& g) { return g.cols >= wide_cols; };
     GemmGrid best;
-    bool best_wide = false;
     for (int tm = 1; tm <= threads; ++tm) {
         if (threads % tm != 0) continue;
         const GemmGrid g = grid(tm);
         if (area(g) > least * (1.0 + kGemmGridAreaSlack)) continue;
-        const bool g_wide = g.cols >= wide;
         const bool smaller = area(g) < area(best) ||
                              (area(g) == area(best) && g.rows + g.cols < best.rows + best.cols);
-        const bool better = best.rows == 0 || (g_wide && !best_wide) || (g_wide == best_wide && smaller);
-        if (better) {
-            best = g;
-            best_wide = g_wide;
-        }
+        if (best.rows == 0 || (wide(g) && !wide(best)) || (wide(g) == wide(best) && smaller)) best = g;
     }
     return best;
 }
