@@ -25,7 +25,10 @@
 // and residual, applies the activation and converts to y's dtype straight
 // from the accumulators, with vector stores where a tile row is contiguous
 // in y (NHWC for pixels_by_channels, NCHW for channels_by_pixels) and a
-// scalar store otherwise. A call runs tasks (n, g, row block, col block)
+// scalar store otherwise (the vector store is inlined, so the accumulators
+// never leave registers; pixels_by_channels prefetches the tile's rows of y
+// while the taps run, since y is written once and its lines come from
+// memory). A call runs tasks (n, g, row block, col block)
 // [begin, end) of conv_gemm_task_count; the plan splits them across the team
 // that staged the operands, statically or in units claimed as threads come
 // (src/cpu/conv.cpp).

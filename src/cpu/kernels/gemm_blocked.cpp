@@ -19,7 +19,8 @@
 // X: 64 filters, 256 channels) leave each packed B element only a handful of
 // uses, so packing would cost about as much as the tiles it feeds; there an
 // f32 B with unit column stride is read where it lies (b_read_in_place), each
-// tile pulling a share of the next sliver's rows into L2.
+// tile pulling a share of the next sliver's rows into L2, and a short last
+// row tile runs the FMAs of its rows only (kMrTail).
 //
 // Operands often come cold from memory (a 1x1 convolution's x), so packing is
 // laid out for the prefetchers. A packed row of B is one line of a row of B,
