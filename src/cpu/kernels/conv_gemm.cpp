@@ -195,7 +195,6 @@ TOPS_MICRO_INLINE void store_tile(const Tile& acc, const ConvGemmArgs& g, const 
     }
 }
 
-
 // Window origin of output pixel (p, q) of image n in xp, group g's channels.
 const float* pixel_origin(const ConvGemmArgs& g, int64_t n, int64_t grp, int64_t p, int64_t q) {
     return g.xp + n * g.xp_img + p * g.stride_h * g.xp_row + q * g.stride_w * g.xp_pix + grp * g.cg * g.xp_chan;
