@@ -74,32 +74,32 @@ TOPS_MICRO_INLINE void micro_kernel(const float* const* rows, const int64_t* __r
     }
 }
 
-// The tile's rows of y, pulled into L1 while the taps run, so that the
-// epilogue's stores find their lines (y is written once, so every line of it
-// comes from memory: on one Zen 4 core the batch-8 NHWC stem spent 9.5% of
-// its kernel time in the tile store, its stores waiting on those misses).
-// kYPrefetches prefetches, each one end of one row (NR elements), spread over
-// the taps so the misses trickle out rather than take every fill buffer at once.
+// The tile's rows of y (row i at y + row[i]), prefetched while the taps run
+// (kTilePrefetches of them, spread over the taps), so that the epilogue's
+// stores find their lines: y is written once, so every line of it comes from
+// memory (on one Zen 4 core the batch-8 NHWC stem spent 9.5% of its kernel
+// time in the tile store, its stores waiting on those misses).
+template <class T>
 struct YPrefetch {
-    const char* row[kMr] = {};
-    int64_t last = 0;  // byte offset of a row's last element
+    const T* y = nullptr;  // the tile's first column
+    const int64_t* row = nullptr;
 };
-constexpr int64_t kYPrefetches = 2 * kMr;
 
 // The same over taps: A row i is rows[i][tap_off[t] + c] for each tap t and
 // c < run (a run of channels contiguous in xp), so no offset is loaded per
-// step. ypf (or nullptr): the tile's rows of y.
+// step. ypf: the tile's rows of y (none where ypf.y is nullptr).
+template <class T>
 TOPS_MICRO_INLINE void micro_kernel_taps(const float* const* rows, const int64_t* __restrict tap_off, int64_t taps,
-                                        int64_t run, const float* __restrict b, Tile& acc, const YPrefetch* ypf) {
+                                        int64_t run, const float* __restrict b, Tile& acc, YPrefetch<T> ypf) {
 #pragma GCC unroll 32
     for (int i = 0; i < kMr; ++i) {
 #pragma GCC unroll 2
         for (int v = 0; v < kNv; ++v) acc[i][v] = VecF(0.0f);
     }
     for (int64_t t = 0; t < taps; ++t) {
-        if (ypf) {
-            for (int64_t p = t * kYPrefetches / taps; p < (t + 1) * kYPrefetches / taps; ++p) {
-                __builtin_prefetch(ypf->row[p >> 1] + (p & 1) * ypf->last, 1, 3);
+        if (ypf.y) {
+            for (int64_t p = t * kTilePrefetches / taps; p < (t + 1) * kTilePrefetches / taps; ++p) {
+                prefetch_row_end<1>(ypf.y + ypf.row[p >> 1], p);
             }
         }
         const float* r[kMr];
@@ -238,13 +238,10 @@ void task_pixels_by_channels(const ConvGemmArgs& g, int64_t n, int64_t grp, int6
                     ++p;
                 }
             }
-            YPrefetch ypf;
-            if (t.vec_cols) {
-                ypf.last = (kNr - 1) * int64_t(sizeof(TO));
-                for (int i = 0; i < kMr; ++i) ypf.row[i] = reinterpret_cast<const char*>(y + t.y_row[i] + t.y_col[0]);
-            }
+            // Only whole vector rows of y are prefetched (else y is nullptr: none).
+            const YPrefetch<TO> ypf{t.vec_cols ? y + t.y_col[0] : nullptr, t.y_row};
             Tile acc;
-            if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc, t.vec_cols ? &ypf : nullptr);
+            if (g.taps > 0) micro_kernel_taps(rows, g.tap_off, g.taps, g.run, b, acc, ypf);
             else micro_kernel<true>(rows, g.koff, g.kdim, b, acc);
             store_tile<OUT>(acc, g, t);
         }

@@ -21,4 +21,16 @@ static_assert(kMr * kNv + kNv + 1 <= kVectorRegisters, "register tile exceeds th
 
 using Tile = VecF[kMr][kNv];  // (MR, NR) accumulators
 
+// What a tile's epilogue reads or writes is pulled into L1 while its
+// micro-kernel runs, kTilePrefetches prefetches of one end of one row each
+// (the GEMM's first k steps, the conv's taps), so the misses trickle out:
+// all 2 * MR at once would take every L1 fill buffer and stall the loads of
+// the arithmetic behind them. Prefetch p covers one end of row p / 2.
+constexpr int64_t kTilePrefetches = 2 * kMr;
+
+template <int RW, class T>
+TOPS_MICRO_INLINE void prefetch_row_end(const T* row, int64_t p) {
+    __builtin_prefetch(row + (p & 1) * (kNr - 1), RW, 3);
+}
+
 }  // namespace tops::cpu::TOPS_ISA_NS
