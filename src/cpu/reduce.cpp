@@ -13,6 +13,7 @@
 #include <limits>
 #include <string>
 
+#include "common/env.hpp"
 #include "common/half.hpp"
 #include "common/status.hpp"
 #include "cpu/isa.hpp"
@@ -169,6 +170,12 @@ public:
             nchunks_ = chunk_ > 0 ? (total + chunk_ - 1) / chunk_ : 1;
             why_ = fmt("a reduced dim of ", n_, " elements has unit stride in x: contiguous segments through ",
                        "vector accumulators, one output per item");
+            // The bytes of x read (outputs x reduced elements each), and of one segment.
+            const int64_t esize = int64_t(dtype_size(p.x.dtype));
+            const char env = env_flag("TOPS_CPU_REDUCE_STREAM");
+            stream_ = env == '1' || (env != '0' && total * outputs_ * esize >= kStreamMinBytes &&
+                                     n_ * esize >= kReduceStreamMinSegmentBytes);
+            if (stream_) why_ += "; x is streamed from memory (one accumulator, pages prefetched ahead)";
         } else if (k_unit >= 0) {
             strategy_ = Strategy::col;
             m_ = kept.dims[k_unit];
@@ -289,6 +296,7 @@ private:
             a.red = red_;
             a.n = n_;
             a.chunk = chunk_;
+            a.stream = stream_;
             const int64_t items = outputs_ * nchunks_;
             const int threads = pick_threads(ctx.num_threads, numel, kGrainElements);
             parallel_for(threads, items, [&](int64_t begin, int64_t end) {
@@ -346,6 +354,7 @@ private:
     float divisor_ = 1.0f;
     int64_t n_ = 0, m_ = 0, y_inner_ = 0, tile_ = 0, tiles_ = 1;
     int64_t chunk_ = 0, nchunks_ = 1;
+    bool stream_ = false;
     std::string name_, why_;
 };
 

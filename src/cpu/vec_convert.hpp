@@ -204,6 +204,8 @@ inline void row_store(storage_t<DT>* y, int64_t len, bool stream, F&& f) {
     if (j < len) store_partial<DT>(y + j, f(j, int(len - j)), int(len - j));
 }
 
+constexpr int64_t kCacheLine = 64;  // bytes
+
 // Hint that the cache line holding p is read soon (into L1, or L2 with far).
 inline void prefetch_read(const void* p, bool far) {
     if (far) _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1);

@@ -134,10 +134,6 @@ TOPS_MICRO_INLINE void pack_a_rows_8k_avx2(const storage_t<IN>* src, int64_t rs,
 }
 #endif
 
-// One cache line, the unit the software prefetches step and count by (the
-// file header says why packing prefetches).
-constexpr int64_t kCacheLine = 64;  // bytes
-
 // One NR-wide sliver of B: (kc, ncols) at src with strides (rs, cs) ->
 // dst (kc, NR) contiguous, columns past ncols zero. Full slivers with unit
 // column stride never come here: they are packed by pack_b_panel_rows.

@@ -21,7 +21,6 @@ constexpr int kVecs = kSoftmaxAxisVecs;
 constexpr int64_t kBlock = int64_t(kVecs) * kLanes;  // columns per work item
 constexpr int64_t kScratchFloats = 8192;             // f16/bf16 exp tile (n, kBlock) up to 32 KiB
 static_assert(kScratchFloats % kBlock == 0, "the scratch tile holds whole axis steps");
-constexpr int64_t kCacheLine = 64;
 // Pass 1 prefetches this many axis steps ahead: consecutive steps are usually
 // pages apart, where hardware prefetchers do not follow.
 constexpr int64_t kPrefetchSteps = 16;

@@ -27,7 +27,6 @@ namespace {
 constexpr int kUnroll = 4;                // independent accumulators per reduction
 constexpr int64_t kStep = int64_t(kUnroll) * kLanes;
 constexpr int64_t kScratchFloats = 8192;  // e of rows up to 8192 entries (32 KiB)
-constexpr int64_t kCacheLine = 64;
 constexpr int64_t kNearRowBytes = 16 * 1024;  // longer rows are prefetched into L2, not L1
 
 inline BoolF first_lanes(int count) {
