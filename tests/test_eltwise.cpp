@@ -108,6 +108,14 @@ std::vector<EltCase> eltwise_cases() {
         v.push_back({"bias_" + a + "_stride2", Kind::bias_act, act, {17, 129}, {{17, 129}, {1, 129}},
                      Layout::InnerStride2});
     }
+    // Rows of whole 16-byte vectors: the CUDA vector kernel, its grid a multiple of the
+    // bias / slope period where that fits (one load per thread), over one or several steps.
+    v.push_back({"bias_relu_row_h64", Kind::bias_act, Act::relu, {300, 64}, {{300, 64}, {1, 64}}});
+    v.push_back({"bias_gelu_erf_row_h96", Kind::bias_act, Act::gelu_erf, {300, 96}, {{300, 96}, {1, 96}}});
+    v.push_back({"bias_silu_row_long", Kind::bias_act, Act::silu, {8192, 320}, {{8192, 320}, {1, 320}}});
+    v.push_back({"prelu_per_channel_vec", Kind::prelu, Act::none, {4, 16, 8, 8}, {{4, 16, 8, 8}, {1, 16, 1, 1}}});
+    v.push_back({"prelu_per_channel_long", Kind::prelu, Act::none, {16, 64, 56, 56},
+                 {{16, 64, 56, 56}, {1, 64, 1, 1}}});
     v.push_back({"bias_full_size", Kind::bias_act, Act::gelu_erf, {9, 50}, {{9, 50}, {9, 50}}});
     v.push_back({"bias_column", Kind::bias_act, Act::silu, {9, 50}, {{9, 50}, {9, 1}}});
     v.push_back({"bias_relu_column_major", Kind::bias_act, Act::relu, {31, 40}, {{31, 40}, {1, 40}}, Layout::Reversed});
