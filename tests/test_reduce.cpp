@@ -106,6 +106,8 @@ std::vector<ReduceCase> reduce_cases() {
         v.push_back({"rows_h" + std::to_string(h), {37, h}, 2u, false});
         v.push_back({"cols_h" + std::to_string(h), {h, 37}, 1u, true});
     }
+    // Wider than one column tile at some thread counts (tiles narrow as threads grow).
+    v.push_back({"cols_wide", {600, 3000}, 1u, false});
     v.push_back({"rows_h769_padded", {65, 769}, 2u, true, Layout::Padded});
     v.push_back({"cols_h769_padded", {65, 769}, 1u, false, Layout::Padded});
     v.push_back({"global_pool_nchw", {2, 16, 7, 7}, 12u, true});
@@ -203,14 +205,14 @@ TEST_P(ReduceSpecialTest, NaNPropagatesThroughMaxAndMin) {
 }
 
 // Bitwise the same on every run and for 1 and 2 threads (chunked row, streamed
-// row, column and global-pool reductions).
+// row, column (one and two tiles wide) and global-pool reductions).
 TEST_P(ReduceSpecialTest, DeterministicAcrossRunsAndThreads) {
     const tops_backend_t backend = GetParam();
     TOPS_SKIP_UNLESS_READY(backend);
     TOPS_TRACE_SEED();
     Rng rng(test_seed());
     const std::pair<std::vector<int64_t>, uint32_t> shapes[] = {
-        {{4, 300000}, 2u}, {{520, 8191}, 2u}, {{200000, 20}, 1u}, {{1000000}, 1u}, {{8, 64, 14, 14}, 12u}};
+        {{4, 300000}, 2u}, {{520, 8191}, 2u}, {{200000, 20}, 1u}, {{600, 3000}, 1u}, {{1000000}, 1u}, {{8, 64, 14, 14}, 12u}};
     for (const auto& [dims, axes] : shapes) {
         SCOPED_TRACE(dims_text(dims));
         Tensor x = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);

@@ -9,12 +9,14 @@
 // the workspace) are combined in chunk order. So results never depend on the
 // thread count: bitwise reproducible across runs and thread counts for a
 // given ISA (the vector width fixes the lane order).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "common/env.hpp"
 #include "common/half.hpp"
+#include "common/int_math.hpp"
 #include "common/status.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/ops.hpp"
@@ -182,11 +184,10 @@ public:
             y_inner_ = kept.y[k_unit];
             kept_ = without(kept, k_unit);
             tile_ = m_ < kReduceColTile ? m_ : kReduceColTile;
-            tiles_ = (m_ + tile_ - 1) / tile_;
             chunk_ = red.count < kColChunkRows ? red.count : kColChunkRows;
             nchunks_ = (red.count + chunk_ - 1) / chunk_;
-            why_ = fmt("a kept dim of ", m_, " elements has unit stride in x: vectorized across tiles of ", tile_,
-                       " outputs, streaming reduced rows over them");
+            why_ = fmt("a kept dim of ", m_, " elements has unit stride in x: vectorized across tiles of up to ",
+                       tile_, " outputs (narrower when the threads need more items), streaming reduced rows over them");
         } else {
             strategy_ = Strategy::generic;
             why_ = "no dim has unit stride in x: scalar odometers";
@@ -313,10 +314,14 @@ private:
             a.red = red_;
             a.m = m_;
             a.y_inner = y_inner_;
-            a.tile = tile_;
             a.chunk = chunk_;
-            const int64_t items = kept_.count * tiles_ * nchunks_;
             const int threads = pick_threads(ctx.num_threads, numel, kGrainElements);
+            a.tile = tile_;
+            while (a.tile > kReduceColMinTile &&
+                   kept_.count * ceil_div(m_, a.tile) * nchunks_ < int64_t(threads) * kReduceColItemsPerThread) {
+                a.tile = std::max(kReduceColMinTile, round_up(ceil_div(a.tile, int64_t(2)), int64_t(16)));
+            }
+            const int64_t items = kept_.count * ceil_div(m_, a.tile) * nchunks_;
             parallel_for(threads, items, [&](int64_t begin, int64_t end) {
                 ReduceColArgs t = a;
                 t.item_begin = begin;
@@ -352,7 +357,7 @@ private:
     ReduceSpace kept_, red_, out_space_;
     int64_t outputs_ = 0;
     float divisor_ = 1.0f;
-    int64_t n_ = 0, m_ = 0, y_inner_ = 0, tile_ = 0, tiles_ = 1;
+    int64_t n_ = 0, m_ = 0, y_inner_ = 0, tile_ = 0;
     int64_t chunk_ = 0, nchunks_ = 1;
     bool stream_ = false;
     std::string name_, why_;
