@@ -1,4 +1,5 @@
-// GELU erf on the CUDA backend, element by element against an fp64 GELU
+// GELU erf on the CUDA backend (and, with an absolute bound, the CPU backend's
+// f32 path), element by element against an fp64 GELU
 // computed through erfc (x * erfc(-x / sqrt2) / 2, accurate in the negative
 // tail where 1 + erf(x / sqrt2) cancels): a dense sweep of [-12, 12] plus
 // specials (signed zeros, infinities, NaN, |x| past the clamp, denormals),
@@ -12,6 +13,7 @@
 // to zero, as -ftz would).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -164,6 +166,51 @@ TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
     ASSERT_TRUE(run_op(
         TOPS_BACKEND_CUDA, [g](tops_context_t ctx, tops_op_t* op) { return tops_gemm_create(ctx, &g, op); }, spec));
     expect_gelu_matches(dt, x.logical(), y.logical(), "gemm epilogue");
+}
+
+// The CPU backend's f32 GELU erf, an absolute bound: Abramowitz & Stegun's erf
+// (|error| <= 1.5e-7) evaluated in f32 gives |y - ref| <= kCpuAbs max(1, |x|)
+// (measured 1.72e-7; the form before it, with a division and xsimd::exp,
+// 1.86e-7). Specials as above: NaN stays NaN, +inf -> +inf, -inf -> NaN.
+TEST(GeluAccuracyCpu, EltwiseSweepAndSpecialsWithinErfBound) {
+    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CPU);
+    constexpr double kCpuAbs = 2.5e-7;
+    const std::vector<double> xs = gelu_inputs();
+    const std::vector<int64_t> dims = {int64_t(xs.size())};
+    Tensor x = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);
+    for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
+    Tensor y = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);
+    y.poison();
+    tops_bias_act_desc_t d = tops_bias_act_desc_default();
+    d.x = x.desc();
+    d.y = y.desc();
+    d.act = TOPS_ACT_GELU_ERF;
+    RunSpec spec;
+    spec.y = &y;
+    spec.inputs.push_back({TOPS_ARG_X, &x});
+    ASSERT_TRUE(run_op(
+        TOPS_BACKEND_CPU, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); },
+        spec));
+    const std::vector<double> in = x.logical(), out = y.logical();
+    double max_err = 0.0, at = 0.0;
+    int failures = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const double ref = gelu_ref(in[i]), got = out[i];
+        bool ok;
+        if (std::isnan(ref)) {
+            ok = std::isnan(got);
+        } else if (std::isinf(ref)) {
+            ok = got == ref;
+        } else {
+            const double scaled = std::fabs(got - ref) / std::max(1.0, std::fabs(in[i]));
+            if (scaled > max_err) max_err = scaled, at = in[i];
+            ok = std::isfinite(got) && scaled <= kCpuAbs;
+        }
+        if (!ok && ++failures <= 10) ADD_FAILURE() << "gelu_erf(" << in[i] << ") = " << got << ", fp64 " << ref;
+    }
+    EXPECT_EQ(failures, 0);
+    std::printf("cpu gelu_erf f32: max |error| / max(1, |x|) %.3g at x = %.9g over %zu points\n", max_err, at,
+                in.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(GeluAccuracy, GeluAccuracyTest,
