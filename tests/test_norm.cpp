@@ -381,6 +381,19 @@ std::vector<NormCase> norm_cases() {
     c.beta = false;
     c.layout = Layout::Padded;
     v.push_back(c);
+    // CPU f32: prenorm of 8 MiB or more, streamed beside y (unaligned row starts; in place).
+    c = NormCase{};
+    c.name = "ln_fused_padded_rows128_h16387_prenorm";
+    c.dims = {128, 16387};
+    c.bias = c.residual = c.prenorm = c.stats = true;
+    c.layout = Layout::Padded;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_fused_rows128_h16384_inplace_prenorm_is_x_y_is_residual";
+    c.dims = {128, 16384};
+    c.bias = c.residual = c.prenorm = true;
+    c.alias = Alias::pre_x_y_res;
+    v.push_back(c);
     c = NormCase{};
     c.name = "ln_dense_f32_params_h512";
     c.dims = {11, 512};

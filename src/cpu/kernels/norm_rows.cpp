@@ -11,8 +11,9 @@
 // L1/L2 between the passes, so DRAM sees one read of each input and one write
 // of each output; long rows prefetch the next row during pass 3, so that read
 // overlaps this row's writes. Outputs of 8 MiB or more (kStreamMinBytes) are
-// written with non-temporal stores, which skip the read-for-ownership of y:
-// DRAM then sees two streams, not three. Pass 3 reads element j of every input before
+// written with non-temporal stores, which skip the read-for-ownership of y
+// (and of prenorm, where it has y's alignment): DRAM then sees two streams,
+// not three. Pass 3 reads element j of every input before
 // writing element j of any output and passes 1-2 write nothing, so y /
 // prenorm may alias x / residual exactly. Reductions use kUnroll independent
 // vector accumulators; tails use masked loads (rowwise_simd.hpp).
@@ -115,6 +116,9 @@ void norm_rows(const NormArgs& a) {
     const T* res = static_cast<const T*>(a.residual);
     T* y = static_cast<T*>(a.y);
     T* pre = static_cast<T*>(a.prenorm);
+    // Locals: the vector stores may alias anything, so members of a would be reloaded per vector.
+    const float* gamma = a.gamma;
+    const float* beta = a.beta;
     const int64_t n = a.cols;
     for (int64_t r = a.row_begin; r < a.row_end; ++r) {
         const RowInput<DT, kBias, kRes> in{x + r * a.x_rs, a.bias, kRes ? res + r * a.res_rs : nullptr};
@@ -124,12 +128,18 @@ void norm_rows(const NormArgs& a) {
         T* yr = y + r * a.y_rs;
         T* pr = pre ? pre + r * a.pre_rs : nullptr;
         const VecF mean(st.mean), rstd(st.rstd);
+        // row_store streams y's full vectors at aligned addresses; prenorm
+        // streams with them where it has y's alignment.
+        const bool pre_stream = a.stream && pr &&
+                                (reinterpret_cast<uintptr_t>(pr) - reinterpret_cast<uintptr_t>(yr)) %
+                                        uintptr_t(kVecBytes<DT>) == 0;
         auto out = [&](int64_t j, int count) {
             const VecF s = count == kLanes ? in.full(j) : in.part(j, count);
-            if (pr) store_any<DT>(pr + j, s, count);
+            if (pre_stream && count == kLanes) store_stream<DT>(pr + j, s);
+            else if (pr) store_any<DT>(pr + j, s, count);
             VecF t = (s - mean) * rstd;
-            if (a.gamma) t *= load_any<TOPS_DTYPE_F32>(a.gamma + j, count);
-            if (a.beta) t += load_any<TOPS_DTYPE_F32>(a.beta + j, count);
+            if (gamma) t *= load_any<TOPS_DTYPE_F32>(gamma + j, count);
+            if (beta) t += load_any<TOPS_DTYPE_F32>(beta + j, count);
             return t;
         };
         if (n * int64_t(sizeof(T)) >= kPrefetchRowBytes && r + 1 < a.row_end) {
