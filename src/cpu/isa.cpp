@@ -34,6 +34,11 @@ Isa best_isa() {
     return int(cpu) <= int(kMaxBuiltIsa) ? cpu : kMaxBuiltIsa;
 }
 
+bool cpu_is_amd() {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd");
+}
+
 Isa active_isa() {
     static const Isa isa = [] {
         const Isa best = best_isa();

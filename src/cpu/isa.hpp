@@ -22,6 +22,8 @@ Isa active_isa();
 const char* isa_name(Isa isa);
 // Best ISA this CPU supports and this build has kernels for (ignores TOPS_CPU_ISA).
 Isa best_isa();
+// Whether the CPU is an AMD one (for the few loop shapes measured to differ by vendor).
+bool cpu_is_amd();
 
 // The highest level whose kernels are compiled in (TOPS_CPU_MAX_ISA in CMake:
 // a sanitizer build leaves out the levels its machine cannot execute).

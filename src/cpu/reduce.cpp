@@ -175,7 +175,7 @@ public:
             // The bytes of x read (outputs x reduced elements each), and of one segment.
             const int64_t esize = int64_t(dtype_size(p.x.dtype));
             const char env = env_flag("TOPS_CPU_REDUCE_STREAM");
-            stream_ = env == '1' || (env != '0' && total * outputs_ * esize >= kStreamMinBytes &&
+            stream_ = env == '1' || (env != '0' && cpu_is_amd() && total * outputs_ * esize >= kStreamMinBytes &&
                                      n_ * esize >= kReduceStreamMinSegmentBytes);
             if (stream_) why_ += "; x is streamed from memory (one accumulator, pages prefetched ahead)";
         } else if (k_unit >= 0) {

@@ -57,7 +57,9 @@ struct ReduceRowArgs {
 // Streamed row reductions need segments of at least this many bytes. Zen 4
 // VM, 1 thread, x of 25-64 MiB, time against oneDNN in alternating calls:
 // segments of 4 KiB and more 0.92-0.95x -> 1.03-1.11x; 784-byte segments
-// 0.90-0.98x -> 0.79-0.82x.
+// 0.90-0.98x -> 0.79-0.82x. AMD CPUs only: on the 16-core Xeon the streamed
+// 4096x4096 row sum took 7.3-7.7 ms against 4.9-5.0 at 1 thread and 3.2-3.7
+// against 2.6-2.9 at 2 (bench/reduce_ab_onednn.cpp, TOPS_CPU_REDUCE_STREAM=1 / 0).
 constexpr int64_t kReduceStreamMinSegmentBytes = 4096;
 
 // Column reduction: a kept dim of length m has unit stride in x. Outputs are

@@ -4,8 +4,9 @@
 //   row:     the innermost reduced dim has unit stride: each output streams
 //            its contiguous segments through kUnroll independent vector
 //            accumulators (latency hiding), tails by masked loads. Global
-//            average pooling of NCHW is this case (segments of H*W). An x too
-//            large to be cached (ReduceRowArgs::stream) takes one cache line
+//            average pooling of NCHW is this case (segments of H*W). On AMD
+//            CPUs an x too large to be cached (ReduceRowArgs::stream; slower
+//            on an Intel Xeon, see reduce_kernels.hpp) takes one cache line
 //            per step, one accumulator per vector of it, and each page's
 //            first line prefetches the line kPrefetchAheadBytes ahead: the
 //            hardware prefetchers stop at page ends, and a loop that runs far
