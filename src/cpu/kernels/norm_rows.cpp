@@ -137,10 +137,16 @@ void norm_rows(const NormArgs& a) {
             const VecF s = count == kLanes ? in.full(j) : in.part(j, count);
             if (pre_stream && count == kLanes) store_stream<DT>(pr + j, s);
             else if (pr) store_any<DT>(pr + j, s, count);
-            VecF t = (s - mean) * rstd;
-            if (gamma) t *= load_any<TOPS_DTYPE_F32>(gamma + j, count);
-            if (beta) t += load_any<TOPS_DTYPE_F32>(beta + j, count);
-            return t;
+            // Each form written out with its one fma, so no compiler can contract
+            // differently in the two row_store instantiations below (rows would then
+            // differ by an ulp with the thread split).
+            if (gamma && beta) {
+                return xsimd::fma((s - mean) * rstd, load_any<TOPS_DTYPE_F32>(gamma + j, count),
+                                  load_any<TOPS_DTYPE_F32>(beta + j, count));
+            }
+            if (beta) return xsimd::fma(s - mean, rstd, load_any<TOPS_DTYPE_F32>(beta + j, count));
+            if (gamma) return (s - mean) * rstd * load_any<TOPS_DTYPE_F32>(gamma + j, count);
+            return (s - mean) * rstd;
         };
         if (n * int64_t(sizeof(T)) >= kPrefetchRowBytes && r + 1 < a.row_end) {
             const T* next_x = x + (r + 1) * a.x_rs;
