@@ -28,7 +28,7 @@
 // tiles outside the band of the whole query tile are never visited; tiles
 // inside the band of every query skip the mask; only edge tiles compare key
 // and query indices. log2(e) is folded into the Q scale so the exponentials
-// are exp2, a degree-7 polynomial on the reduced argument.
+// are exp2 (exp_simd.hpp: a degree-7 polynomial on the reduced argument).
 //
 // Threads take items dynamically (causal items differ in cost); items of one
 // (batch, head) are adjacent, so concurrently running threads share K/V in
@@ -44,6 +44,7 @@
 #include "common/int_math.hpp"
 #include "cpu/attention_kernels.hpp"
 #include "cpu/isa_arch.hpp"
+#include "cpu/kernels/exp_simd.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
@@ -62,43 +63,10 @@ static_assert(kTile.lanes == kLanes, "tile traits assume this ISA's f32 lanes");
 static_assert(kBq % kBlockQ == 0, "the query tile is a whole number of register tiles");
 static_assert(kRows * kNv + kNv + 1 <= kVectorRegisters, "register tile exceeds the register file");
 
-constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2 = 0.69314718055994531f;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-// exp2(x) for x < kExp2Min is flushed to 0 (keeps 2^n a normal float).
-constexpr float kExp2Min = -126.0f;
-// Taylor coefficients ln(2)^k / k! of 2^f = e^(f ln 2), |f| <= 1/2: the
-// truncation error (|f| ln 2)^8 / 8! < 2e-9 is far below f32 rounding.
-constexpr float kExp2C1 = 0.693147180559945309f;
-constexpr float kExp2C2 = 0.240226506959100712f;
-constexpr float kExp2C3 = 0.0555041086648215800f;
-constexpr float kExp2C4 = 0.00961812910762847716f;
-constexpr float kExp2C5 = 0.00133335581464284434f;
-constexpr float kExp2C6 = 0.000154035303933816099f;
-constexpr float kExp2C7 = 0.0000152527338040598403f;
-constexpr int kF32ExponentBias = 127;
-constexpr int kF32MantissaBits = 23;
 
 #define TOPS_ATTN_INLINE inline __attribute__((always_inline))
-
-// 2^x for x <= 0 (and -inf -> 0; NaN stays NaN: maxps returns its second
-// operand when either is NaN, so a NaN score reaches l and O).
-TOPS_ATTN_INLINE VecF exp2_nonpositive(VecF x) {
-    const BoolF flush = x < VecF(kExp2Min);
-    x = xsimd::max(VecF(kExp2Min), x);
-    const VecF n = xsimd::nearbyint(x);
-    const VecF f = x - n;  // [-1/2, 1/2]
-    VecF p = xsimd::fma(VecF(kExp2C7), f, VecF(kExp2C6));
-    p = xsimd::fma(p, f, VecF(kExp2C5));
-    p = xsimd::fma(p, f, VecF(kExp2C4));
-    p = xsimd::fma(p, f, VecF(kExp2C3));
-    p = xsimd::fma(p, f, VecF(kExp2C2));
-    p = xsimd::fma(p, f, VecF(kExp2C1));
-    p = xsimd::fma(p, f, VecF(1.0f));
-    const VecI bits = (xsimd::to_int(n) + VecI(kF32ExponentBias)) << kF32MantissaBits;
-    return xsimd::select(flush, VecF(0.0f), p * xsimd::bitwise_cast<VecF>(bits));
-}
-
 
 int32_t clamp_i32(int64_t v) {
     return int32_t(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));

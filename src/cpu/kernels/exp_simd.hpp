@@ -1,6 +1,7 @@
-// The vector exp of the CPU kernels (softmax rows, the GELU of the
-// elementwise ops), per ISA build: everything lives in TOPS_ISA_NS, so each
-// ISA keeps its own copy. Include after cpu/isa_arch.hpp.
+// The vector exp of the CPU kernels (softmax rows, attention's online
+// softmax, the GELU of the elementwise ops), per ISA build: everything lives
+// in TOPS_ISA_NS, so each ISA keeps its own copy. Include after
+// cpu/isa_arch.hpp.
 #pragma once
 
 #include <immintrin.h>
@@ -23,7 +24,7 @@ namespace tops::cpu::TOPS_ISA_NS {
 // exponent field.
 constexpr float kLog2e = 1.44269504088896341f;
 
-inline VecF exp2_nonpositive(VecF u) {
+inline __attribute__((always_inline)) VecF exp2_nonpositive(VecF u) {
     constexpr float kExp2Min = -126.0f;  // 2^kExp2Min is the smallest normal float
     constexpr float kC7 = 1.5279194486e-05f;  // 2^f ~ 1 + f (kC1 + f (kC2 + ... + f kC7))
     constexpr float kC6 = 1.5506794443e-04f;
