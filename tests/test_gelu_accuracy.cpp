@@ -67,6 +67,25 @@ std::vector<double> gelu_inputs() {
     return v;
 }
 
+// Every out[i] against gelu_ref(in[i]): a NaN or infinite reference needs the
+// same special, a finite one a finite result that finite_ok(x, ref, got) accepts.
+template <class FiniteOk>
+void expect_each_gelu(const std::vector<double>& in, const std::vector<double>& out, const std::string& label,
+                      FiniteOk&& finite_ok) {
+    int failures = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const double ref = gelu_ref(in[i]), got = out[i];
+        bool ok;
+        if (std::isnan(ref)) ok = std::isnan(got);
+        else if (std::isinf(ref)) ok = got == ref;
+        else ok = std::isfinite(got) && finite_ok(in[i], ref, got);
+        if (!ok && ++failures <= 10) {
+            ADD_FAILURE() << "gelu_erf(" << in[i] << ") = " << got << ", fp64 " << ref << " (" << label << ")";
+        }
+    }
+    EXPECT_EQ(failures, 0) << label;
+}
+
 // Every out[i] against gelu_ref(in[i]) within the bounds of the file comment.
 void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const std::vector<double>& out,
                          const char* path) {
@@ -75,41 +94,24 @@ void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const s
     const double rel_bound = dt == TOPS_DTYPE_F32 ? kMaxRelF32 : 1.05 * half_ulp;
     const double abs_bound = dt == TOPS_DTYPE_F16 ? 1.05 * half_ulp * st.min_normal : double(FLT_MIN);
     double max_rel = 0.0, at = 0.0;
-    int failures = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-        const double ref = gelu_ref(in[i]), got = out[i];
-        bool ok;
-        if (std::isnan(ref)) {
-            ok = std::isnan(got);
-        } else if (std::isinf(ref)) {
-            ok = got == ref;
-        } else if (!std::isfinite(got)) {
-            ok = false;
-        } else {
-            const double err = std::fabs(got - ref);
-            if (std::fabs(ref) >= st.min_normal) {
-                const double rel = err / std::fabs(ref);
-                if (rel > max_rel) max_rel = rel, at = in[i];
-                ok = rel <= rel_bound;
-            } else {
-                ok = err <= abs_bound;
-            }
-        }
-        if (!ok && ++failures <= 10) {
-            ADD_FAILURE() << "gelu_erf(" << in[i] << ") = " << got << ", fp64 " << ref << " (" << dtype_label(dt)
-                          << ")";
-        }
-    }
-    EXPECT_EQ(failures, 0) << path;
+    expect_each_gelu(in, out, std::string(dtype_label(dt)) + ", " + path, [&](double x, double ref, double got) {
+        const double err = std::fabs(got - ref);
+        if (std::fabs(ref) < st.min_normal) return err <= abs_bound;
+        const double rel = err / std::fabs(ref);
+        if (rel > max_rel) max_rel = rel, at = x;
+        return rel <= rel_bound;
+    });
     std::printf("gelu_erf %s (%s): max relative error %.3g at x = %.9g over %zu points (bound %.3g)\n",
                 dtype_label(dt), path, max_rel, at, in.size(), rel_bound);
 }
 
-class GeluAccuracyTest : public ::testing::TestWithParam<tops_dtype_t> {};
+// GELU erf of gelu_inputs() through bias + activation with no bias on
+// `backend`: x and y as stored (x rounded to dt).
+struct GeluRun {
+    std::vector<double> x, y;
+};
 
-TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
-    const tops_dtype_t dt = GetParam();
-    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
+::testing::AssertionResult run_bias_gelu(tops_backend_t backend, tops_dtype_t dt, GeluRun* out) {
     const std::vector<double> xs = gelu_inputs();
     const std::vector<int64_t> dims = {int64_t(xs.size())};
     Tensor x = Tensor::make(dt, dims, Layout::Dense);
@@ -123,10 +125,21 @@ TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
     RunSpec spec;
     spec.y = &y;
     spec.inputs.push_back({TOPS_ARG_X, &x});
-    ASSERT_TRUE(run_op(
-        TOPS_BACKEND_CUDA, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); },
-        spec));
-    expect_gelu_matches(dt, x.logical(), y.logical(), "bias_act");
+    ::testing::AssertionResult ran = run_op(
+        backend, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); }, spec);
+    out->x = x.logical();
+    out->y = y.logical();
+    return ran;
+}
+
+class GeluAccuracyTest : public ::testing::TestWithParam<tops_dtype_t> {};
+
+TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
+    const tops_dtype_t dt = GetParam();
+    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
+    GeluRun r;
+    ASSERT_TRUE(run_bias_gelu(TOPS_BACKEND_CUDA, dt, &r));
+    expect_gelu_matches(dt, r.x, r.y, "bias_act");
 }
 
 // The same bounds through a GEMM's epilogue (on sm_90 the fused kernel, which
@@ -175,42 +188,16 @@ TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
 TEST(GeluAccuracyCpu, EltwiseSweepAndSpecialsWithinErfBound) {
     TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CPU);
     constexpr double kCpuAbs = 2.5e-7;
-    const std::vector<double> xs = gelu_inputs();
-    const std::vector<int64_t> dims = {int64_t(xs.size())};
-    Tensor x = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);
-    for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
-    Tensor y = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);
-    y.poison();
-    tops_bias_act_desc_t d = tops_bias_act_desc_default();
-    d.x = x.desc();
-    d.y = y.desc();
-    d.act = TOPS_ACT_GELU_ERF;
-    RunSpec spec;
-    spec.y = &y;
-    spec.inputs.push_back({TOPS_ARG_X, &x});
-    ASSERT_TRUE(run_op(
-        TOPS_BACKEND_CPU, [d](tops_context_t ctx, tops_op_t* op) { return tops_bias_act_create(ctx, &d, op); },
-        spec));
-    const std::vector<double> in = x.logical(), out = y.logical();
+    GeluRun r;
+    ASSERT_TRUE(run_bias_gelu(TOPS_BACKEND_CPU, TOPS_DTYPE_F32, &r));
     double max_err = 0.0, at = 0.0;
-    int failures = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-        const double ref = gelu_ref(in[i]), got = out[i];
-        bool ok;
-        if (std::isnan(ref)) {
-            ok = std::isnan(got);
-        } else if (std::isinf(ref)) {
-            ok = got == ref;
-        } else {
-            const double scaled = std::fabs(got - ref) / std::max(1.0, std::fabs(in[i]));
-            if (scaled > max_err) max_err = scaled, at = in[i];
-            ok = std::isfinite(got) && scaled <= kCpuAbs;
-        }
-        if (!ok && ++failures <= 10) ADD_FAILURE() << "gelu_erf(" << in[i] << ") = " << got << ", fp64 " << ref;
-    }
-    EXPECT_EQ(failures, 0);
+    expect_each_gelu(r.x, r.y, "cpu f32", [&](double x, double ref, double got) {
+        const double scaled = std::fabs(got - ref) / std::max(1.0, std::fabs(x));
+        if (scaled > max_err) max_err = scaled, at = x;
+        return scaled <= kCpuAbs;
+    });
     std::printf("cpu gelu_erf f32: max |error| / max(1, |x|) %.3g at x = %.9g over %zu points\n", max_err, at,
-                in.size());
+                r.x.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(GeluAccuracy, GeluAccuracyTest,

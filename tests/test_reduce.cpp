@@ -212,7 +212,8 @@ TEST_P(ReduceSpecialTest, DeterministicAcrossRunsAndThreads) {
     TOPS_TRACE_SEED();
     Rng rng(test_seed());
     const std::pair<std::vector<int64_t>, uint32_t> shapes[] = {
-        {{4, 300000}, 2u}, {{520, 8191}, 2u}, {{200000, 20}, 1u}, {{600, 3000}, 1u}, {{1000000}, 1u}, {{8, 64, 14, 14}, 12u}};
+        {{4, 300000}, 2u}, {{520, 8191}, 2u}, {{200000, 20}, 1u},
+        {{600, 3000}, 1u}, {{1000000}, 1u},   {{8, 64, 14, 14}, 12u}};
     for (const auto& [dims, axes] : shapes) {
         SCOPED_TRACE(dims_text(dims));
         Tensor x = Tensor::make(TOPS_DTYPE_F32, dims, Layout::Dense);
