@@ -474,6 +474,7 @@ void hoist_periodic_inputs(const int64_t* periods, int ni, Launch* l, EltwiseKer
     bool any = false;
     for (int k = 0; k < ni; ++k) {
         if (periods[k] == 0) continue;
+        if (periods[k] > threads) return;  // the lcm is at least the period (and stays < 2^63 below)
         unit = std::lcm(unit, periods[k]);
         if (unit > threads) return;
         any = true;

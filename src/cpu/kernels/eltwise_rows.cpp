@@ -29,9 +29,9 @@ namespace {
 // t P(t) exp(-a^2), t = 1 / (1 + p a). The reciprocal is the ISA's estimate
 // (12 or 14 bits) and one Newton step, the exp exp_simd.hpp's, and the halves
 // are folded into P's coefficients. This form replaced a division, xsimd::exp
-// and a copysign (45 -> 31 vector instructions per step): the GELU was
-// compute-bound at one thread on the 2-core Zen 4 VM (4096x4096 f32 at 45-50%
-// of copy). |v| is clamped at kGeluClampAbs: Phi(-16) underflows f32 (exp2 of
+// and a copysign: the GELU was compute-bound at one thread on the 2-core Zen 4
+// VM (4096x4096 f32 at 45-50% of copy; 0.85-0.87x the time now). |v| is
+// clamped at kGeluClampAbs: Phi(-16) underflows f32 (exp2 of
 // -16^2 log2(e) / 2 flushes to 0), so -inf gives -inf * 0 = NaN as elsewhere,
 // +inf gives +inf, and NaN stays NaN through v itself.
 constexpr float kErfP = 0.3275911f;

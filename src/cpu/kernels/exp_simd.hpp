@@ -13,7 +13,7 @@ namespace tops::cpu::TOPS_ISA_NS {
 
 // 2^u for u <= 0 (u may exceed 0 by rounding; any u below kExp2Min, -inf
 // included, gives 0, so no denormal ever leaves; NaN stays NaN, so a row
-// holding NaN, or +inf whose u is inf - inf, sums to NaN). Kernels pass
+// holding NaN, or +inf whose u is inf - inf, sums to NaN). Softmax passes
 // u = (x * scale - max) * log2(e): the difference is formed first so large
 // inputs keep their low bits on ISAs without FMA, and exp needs no Cody-Waite
 // reduction: u = k + f with integer k and |f| <= 1/2 (exact), 2^f by a
