@@ -34,16 +34,6 @@ float reduce_identity(ReduceAcc op) {
     }
 }
 
-void reduce_store_final(const ReduceOut& out, int64_t off, float acc) {
-    float v = out.divisor != 1.0f ? acc / out.divisor : acc;
-    if (out.sqrt) v = std::sqrt(v);
-    switch (out.y_dtype) {
-        case TOPS_DTYPE_F16: static_cast<uint16_t*>(out.y)[off] = float_to_f16(v); break;
-        case TOPS_DTYPE_BF16: static_cast<uint16_t*>(out.y)[off] = float_to_bf16(v); break;
-        default: static_cast<float*>(out.y)[off] = v; break;
-    }
-}
-
 namespace {
 
 // A row reduction longer than this is cut into chunks of about this size.
@@ -175,7 +165,7 @@ public:
             // The bytes of x read (outputs x reduced elements each), and of one segment.
             const int64_t esize = int64_t(dtype_size(p.x.dtype));
             const char env = env_flag("TOPS_CPU_REDUCE_STREAM");
-            stream_ = env == '1' || (env != '0' && cpu_is_amd() && total * outputs_ * esize >= kStreamMinBytes &&
+            stream_ = env == '1' || (env != '0' && cpu_is_amd() && total * outputs_ * esize >= kReduceStreamMinBytes &&
                                      n_ * esize >= kReduceStreamMinSegmentBytes);
             if (stream_) why_ += "; x is streamed from memory (one accumulator, pages prefetched ahead)";
         } else if (k_unit >= 0) {

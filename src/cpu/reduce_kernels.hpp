@@ -7,8 +7,10 @@
 // shape alone (never by the thread split), and hands it to ReduceOut.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
+#include "common/half.hpp"
 #include "common/tensor.hpp"
 
 namespace tops::cpu {
@@ -61,6 +63,13 @@ struct ReduceRowArgs {
 // 4096x4096 row sum took 7.3-7.7 ms against 4.9-5.0 at 1 thread and 3.2-3.7
 // against 2.6-2.9 at 2 (bench/reduce_ab_onednn.cpp, TOPS_CPU_REDUCE_STREAM=1 / 0).
 constexpr int64_t kReduceStreamMinSegmentBytes = 4096;
+// ... and an x of at least this many bytes: past the L2 of two Zen 4 cores,
+// where x comes from L3 or memory. From memory the streamed loop wins (cold,
+// 1 thread, against oneDNN: 128x4096 and 256x4096 row sums 0.92-0.93x ->
+// 0.98-1.02x, 8x64x56x56 global pool 0.91-0.92x -> 0.98-0.99x); from L3 it
+// loses to the four accumulators (the pool warm: 0.070 -> 0.082 ms, oneDNN's
+// 0.081), so the floor stays above L2.
+constexpr int64_t kReduceStreamMinBytes = int64_t(2) << 20;
 
 // Column reduction: a kept dim of length m has unit stride in x. Outputs are
 // (kept_outer index, column); an item is (kept_outer index, tile of `tile`
@@ -119,6 +128,16 @@ struct ReduceGenericKernel {
 // Scalar helpers shared by the kernels and the plan (src/cpu/reduce.cpp).
 float reduce_identity(ReduceAcc op);
 // Stores a final accumulator (divisor, sqrt, dtype) at element offset off of y.
-void reduce_store_final(const ReduceOut& out, int64_t off, float acc);
+// Inline: the row kernel calls it once per output, every few hundred elements
+// for global pooling.
+inline __attribute__((always_inline)) void reduce_store_final(const ReduceOut& out, int64_t off, float acc) {
+    float v = out.divisor != 1.0f ? acc / out.divisor : acc;
+    if (out.sqrt) v = std::sqrt(v);
+    switch (out.y_dtype) {
+        case TOPS_DTYPE_F16: static_cast<uint16_t*>(out.y)[off] = float_to_f16(v); break;
+        case TOPS_DTYPE_BF16: static_cast<uint16_t*>(out.y)[off] = float_to_bf16(v); break;
+        default: static_cast<float*>(out.y)[off] = v; break;
+    }
+}
 
 }  // namespace tops::cpu
