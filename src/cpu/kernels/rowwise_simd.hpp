@@ -6,7 +6,7 @@
 //     [p, p + count) is touched and masked lanes never fault); AVX2 masks f32
 //     with vmaskmovps; everything else goes through vec_convert's stack-buffer
 //     partial variants.
-//   first_lanes, horizontal max / min.
+//   first_lanes, fold_lanes (horizontal max / min / product).
 #pragma once
 
 #include <immintrin.h>
@@ -20,9 +20,13 @@ namespace tops::cpu::TOPS_ISA_NS {
 
 // Lanes [0, count) true; 0 <= count <= kLanes.
 inline BoolF first_lanes(int count) {
+#if defined(TOPS_CPU_ISA_avx512)
+    return BoolF(__mmask16((1u << count) - 1u));  // a mask register, no compare
+#else
     alignas(64) int32_t iota[kLanes];
     for (int i = 0; i < kLanes; ++i) iota[i] = i;
     return xsimd::bool_cast(VecI::load_aligned(iota) < VecI(count));
+#endif
 }
 
 #if defined(TOPS_CPU_ISA_avx2)
@@ -88,28 +92,28 @@ inline void store_any(storage_t<DT>* p, VecF v, int count) {
     else store_n<DT>(p, v, count);
 }
 
-inline float hmax_lanes(VecF v) {
-    alignas(64) float tmp[kLanes];
-    v.store_aligned(tmp);
-    float m = tmp[0];
-    for (int i = 1; i < kLanes; ++i) m = tmp[i] > m ? tmp[i] : m;
-    return m;
-}
-
-inline float hmin_lanes(VecF v) {
-    alignas(64) float tmp[kLanes];
-    v.store_aligned(tmp);
-    float m = tmp[0];
-    for (int i = 1; i < kLanes; ++i) m = tmp[i] < m ? tmp[i] : m;
-    return m;
-}
-
-inline float hprod_lanes(VecF v) {
-    alignas(64) float tmp[kLanes];
-    v.store_aligned(tmp);
-    float m = tmp[0];
-    for (int i = 1; i < kLanes; ++i) m *= tmp[i];
-    return m;
+// f folded over the lanes by halving (f(v, v with its halves swapped), then
+// quarters, ...): log2(kLanes) shuffles and f's, where a scalar loop over the
+// lanes was a 15-long dependency chain per output on AVX-512. The order of the
+// pairs is fixed, so an f that rounds gives the same bits on every call.
+template <class F>
+inline float fold_lanes(VecF v, F f) {
+#if defined(TOPS_CPU_ISA_avx512)
+    v = f(v, VecF(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2))));
+    v = f(v, VecF(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(2, 3, 0, 1))));
+    v = f(v, VecF(_mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2))));
+    v = f(v, VecF(_mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1))));
+    return _mm512_cvtss_f32(v);
+#elif defined(TOPS_CPU_ISA_avx2)
+    v = f(v, VecF(_mm256_permute2f128_ps(v, v, 1)));
+    v = f(v, VecF(_mm256_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2))));
+    v = f(v, VecF(_mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1))));
+    return _mm256_cvtss_f32(v);
+#else
+    v = f(v, VecF(_mm_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2))));
+    v = f(v, VecF(_mm_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1))));
+    return _mm_cvtss_f32(v);
+#endif
 }
 
 }  // namespace tops::cpu::TOPS_ISA_NS
