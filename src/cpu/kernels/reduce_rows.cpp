@@ -39,6 +39,7 @@ namespace TOPS_ISA_NS {
 namespace {
 
 constexpr int kUnroll = 4;   // independent accumulators per output (row kernel)
+static_assert(kUnroll == 4, "the accumulator arrays are initialized element by element");
 constexpr int kColRows = 4;  // reduced rows streamed together over a column tile
 constexpr int64_t kStep = int64_t(kUnroll) * kLanes;
 constexpr uintptr_t kPageBytes = 4096;
@@ -139,12 +140,7 @@ inline void emit(const ReduceOut& out, int64_t output, int64_t chunk, int64_t y_
 template <ReduceAcc OP, bool CHECKED>
 struct Stepper {
     static_assert(!CHECKED || OP == ReduceAcc::max || OP == ReduceAcc::min, "only max / min skip a select");
-    VecF chk[kUnroll];
-    Stepper() {
-        if constexpr (CHECKED) {
-            for (auto& c : chk) c = VecF(0.0f);
-        }
-    }
+    VecF chk[kUnroll] = {VecF(0.0f), VecF(0.0f), VecF(0.0f), VecF(0.0f)};
     void check(int u, VecF v) {
         if constexpr (CHECKED) chk[u] = chk[u] + v;
     }
@@ -172,6 +168,7 @@ inline __attribute__((always_inline)) void accumulate_segment(const storage_t<DT
     using A = Acc<OP>;
     int64_t j = 0;
     for (; j + kStep <= len; j += kStep) {
+#pragma GCC unroll 4
         for (int u = 0; u < kUnroll; ++u) {
             const VecF v = load<DT>(p + j + u * kLanes);
             st.check(u, v);
@@ -208,6 +205,7 @@ inline void accumulate_segment_streamed(const storage_t<DT>* p, int64_t len, Vec
         if (reinterpret_cast<uintptr_t>(q) % kPageBytes < uintptr_t(kPerLine * kVecBytes<DT>)) {
             prefetch_read(reinterpret_cast<const char*>(q) + kPrefetchAheadBytes, false);
         }
+#pragma GCC unroll 4
         for (int u = 0; u < kPerLine; ++u) {
             const VecF v = load<DT>(q + u * kLanes);
             st.check(u, v);
@@ -217,11 +215,16 @@ inline void accumulate_segment_streamed(const storage_t<DT>* p, int64_t len, Vec
     accumulate_segment<DT, OP>(p + j, len - j, acc, st);
 }
 
-// The reduction of one whole segment, or (CHECKED) false where a NaN check failed.
+// The reduction of one whole segment, or (CHECKED) false where a NaN check
+// failed. The accumulators are initialized in their declarations and the
+// loops over them unrolled by pragma so that they stay in registers: left to
+// GCC 12, the tail code kept them on the stack, and short rows ran slower
+// (32x256x14x14 global pool f32, one thread, against oneDNN: cold mean 0.87x,
+// warm max 0.69-0.85x; now 0.96-1.01x and 1.07x).
 template <tops_dtype_t DT, ReduceAcc OP, bool STREAM, bool CHECKED>
 inline __attribute__((always_inline)) bool reduce_whole_segment(const storage_t<DT>* p, int64_t len, float* r) {
-    VecF acc[kUnroll];
-    for (auto& v : acc) v = VecF(Acc<OP>::identity());
+    VecF acc[kUnroll] = {VecF(Acc<OP>::identity()), VecF(Acc<OP>::identity()), VecF(Acc<OP>::identity()),
+                         VecF(Acc<OP>::identity())};
     Stepper<OP, CHECKED> st;
     if constexpr (STREAM) accumulate_segment_streamed<DT, OP>(p, len, acc, st);
     else accumulate_segment<DT, OP>(p, len, acc, st);
