@@ -123,6 +123,11 @@ std::vector<EltCase> eltwise_cases() {
                  Layout::Dense, true});
     v.push_back({"bias_silu_inplace_padded", Kind::bias_act, Act::silu, {33, 769}, {{33, 769}, {1, 769}},
                  Layout::Padded, true});
+    // CPU f32: y of 8 MiB or more, written with non-temporal stores from unaligned row starts (in place) and
+    // from aligned ones.
+    v.push_back({"bias_gelu_erf_inplace_padded_long", Kind::bias_act, Act::gelu_erf, {2049, 1031},
+                 {{2049, 1031}, {1, 1031}}, Layout::Padded, true});
+    v.push_back({"wsum_2_long", Kind::weighted_sum, Act::none, {1031, 2049}, {{1031, 2049}, {1031, 2049}}});
     v.push_back({"prelu_per_channel", Kind::prelu, Act::none, {2, 16, 7, 7}, {{2, 16, 7, 7}, {1, 16, 1, 1}}});
     v.push_back({"prelu_row", Kind::prelu, Act::none, {33, 127}, {{33, 127}, {1, 127}}});
     v.push_back({"prelu_scalar", Kind::prelu, Act::none, {33, 127}, {{33, 127}, {1, 1}}});

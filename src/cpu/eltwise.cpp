@@ -110,10 +110,13 @@ public:
             for (int i = 0; i < geo_.num_inputs; ++i) geo_.in_inner[i] = 0;
         }
         vectorized_ = vectorizable(geo_);
+        geo_.stream = vectorized_ && numel_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes;
         name_ = fmt("eltwise_", op_tag(p), "_", dtype_tag(p.y.dtype), vectorized_ ? "_rows_" : "_strided_",
                     isa_name(isa));
         why_ = vectorized_ ? fmt("rows of ", geo_.n, " contiguous y elements, each input a contiguous row or one "
-                                 "value per row: vector streams")
+                                 "value per row: vector streams",
+                                 geo_.stream ? "; non-temporal stores of y (y >= " : "; cached stores (y < ",
+                                 kStreamMinBytes >> 20, " MiB)")
                            : fmt("inner stride of y or an input is not 0 or 1 (y ", geo_.y_inner,
                                  "): scalar strided loop");
     }

@@ -31,6 +31,7 @@ struct EltwiseArgs {
     int64_t in_inner[kMaxEltwiseInputs] = {};
     int64_t block = 1;
     int64_t item_begin = 0, item_end = 0;
+    bool stream = false;  // rows kernel: y's aligned full vectors with non-temporal stores
 };
 
 // y has unit inner stride and every input inner stride 1 (a full row) or 0 (a
