@@ -13,7 +13,9 @@
 //            ahead of memory fills the miss queue with demand loads (Zen 4
 //            VM, 4096x4096 f32, AVX-512: 4 accumulators 24.9-26.5 GB/s, one
 //            26.5-27.8, one with the page prefetch 29.0-30.0, 4 with it
-//            24.1-25.2).
+//            24.1-25.2). Outputs that are one whole segment (row sums,
+//            pooling) skip the chunk and segment bookkeeping
+//            (reduce_row_segments).
 //   col:     a kept dim has unit stride: vectorize across a tile of up to
 //            kReduceColTile outputs held in an f32 stack buffer (L1) and
 //            stream kColRows reduced rows at a time over it, so x is read as
@@ -24,7 +26,8 @@
 // split, so results are bitwise reproducible across runs and thread counts.
 // Max / min propagate NaN: x86 max(v, acc) returns acc when either is NaN, so
 // step() keeps an accumulated NaN and selects a NaN input explicitly (with
-// xsimd::isnan: xsimd's `!=` is an ordered compare on AVX-512).
+// xsimd::isnan: xsimd's `!=` is an ordered compare on AVX-512). Whole-segment
+// outputs skip the select and check for NaN afterwards (Stepper).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -192,8 +195,8 @@ inline __attribute__((always_inline)) void accumulate_segment(const storage_t<DT
 // The same for an x read from memory: one cache line per step, its vectors
 // into accumulators of their own (one for f32 on AVX-512, so the adds pace
 // the loads), and a prefetch two pages ahead at each page's first line. (Two
-// lines per step into two accumulators: the sum as fast, the max 1.3x slower,
-// 4096x4096 f32 from memory.)
+// lines per step into two accumulators: the sum as fast, the max 1.3-1.6x
+// slower, 4096x4096 f32 from memory.)
 template <tops_dtype_t DT, ReduceAcc OP, class St>
 inline void accumulate_segment_streamed(const storage_t<DT>* p, int64_t len, VecF* acc, St& st) {
     constexpr int kPerLineAll = kCacheLine > kVecBytes<DT> ? int(kCacheLine / kVecBytes<DT>) : 1;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the coefficient table of the AVX-512 GELU erf (src/cpu/kernels/eltwise_rows.cpp).
+"""Prints the coefficient table of the AVX-512 GELU erf (src/cpu/kernels/gelu_simd.hpp).
 
 GELU(v) = v Phi(v) = v / 2 + |v| q(|v|) with q(a) = erf(a / sqrt(2)) / 2. q on
 a in [0, 6.2) is cut into 31 intervals of width 0.2; on interval i it is a
@@ -10,7 +10,7 @@ GELU built from the rounded table, evaluated as the kernel does (float32, one
 rounding per fma), against the exact GELU: max |error| / max(1, |x|) over
 [-12, 12].
 
-    python3 scripts/gelu_tail_table.py
+    python3 scripts/gelu_table.py
 """
 import math
 
@@ -68,7 +68,7 @@ def main():
         exact = float(x) * 0.5 * math.erfc(-float(x) / math.sqrt(2.0))
         worst = max(worst, abs(float(gelu(table, x)) - exact) / max(1.0, abs(float(x))))
     print(f"// max |error| / max(1, |x|) over [-12, 12]: {worst:.3g}")
-    print(f"alignas(64) constexpr float kGeluTail[{DEGREE + 1}][{LANES}] = {{  // [coefficient of r^k][interval]")
+    print(f"alignas(64) constexpr float kGeluHalfErf[{DEGREE + 1}][{LANES}] = {{  // [coefficient of r^k][interval]")
     for k in range(DEGREE + 1):
         literals = [literal(c) for c in table[k]]
         lines = [", ".join(literals[j:j + 4]) for j in range(0, LANES, 4)]
