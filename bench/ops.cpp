@@ -450,9 +450,39 @@ std::string reduce_check(const Case& c, const OpInstance& inst, const HostTensor
     return "";
 }
 
-// bias_gelu: y = gelu_erf(x + bias[1, N]); prelu: slope per dim-1 channel;
-// weighted_sum3: y = 0.5 a - b + 2 c.
+// bias_gelu / bias_gelu_tanh / bias_silu / bias_relu: y = act(x + bias[1, N]);
+// prelu: slope per dim-1 channel; weighted_sum3: y = 0.5 a - b + 2 c.
 constexpr float kSum3Coefs[3] = {0.5f, -1.0f, 2.0f};
+
+bool is_bias_act(const std::string& op) { return op.rfind("bias_", 0) == 0; }
+
+tops_activation_t bias_act_of(const std::string& op) {
+    if (op == "bias_gelu_tanh") return TOPS_ACT_GELU_TANH;
+    if (op == "bias_silu") return TOPS_ACT_SILU;
+    if (op == "bias_relu") return TOPS_ACT_RELU;
+    return TOPS_ACT_GELU_ERF;
+}
+
+double activate_fp64(tops_activation_t act, double v) {
+    switch (act) {
+        case TOPS_ACT_GELU_TANH: {
+            const double k = std::sqrt(2.0 / 3.141592653589793);
+            return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+        }
+        case TOPS_ACT_SILU: return v / (1.0 + std::exp(-v));
+        case TOPS_ACT_RELU: return v > 0.0 ? v : 0.0;
+        default: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    }
+}
+
+const char* act_label(tops_activation_t act) {
+    switch (act) {
+        case TOPS_ACT_GELU_TANH: return "gelu tanh";
+        case TOPS_ACT_SILU: return "silu";
+        case TOPS_ACT_RELU: return "relu";
+        default: return "gelu erf";
+    }
+}
 
 tops_status_t eltwise_create(const Case& c, tops_context_t ctx, OpInstance* out, std::string* err) {
     const int rank = int(c.shape.size());
@@ -464,13 +494,13 @@ tops_status_t eltwise_create(const Case& c, tops_context_t ctx, OpInstance* out,
                             c.shape, false, Fill::uniform});
     out->tensors.push_back({"y", TOPS_ARG_Y, c.dtype, c.shape, true, Fill::none});
     tops_status_t s = TOPS_SUCCESS;
-    if (c.op == "bias_gelu") {
+    if (is_bias_act(c.op)) {
         std::vector<int64_t> bd(size_t(rank), 1);
         bd.back() = c.shape.back();
         out->tensors.push_back({"bias", TOPS_ARG_BIAS, c.dtype, bd, false, Fill::uniform});
-        out->args = "bias " + dims_string(bd) + ", gelu erf";
         tops_bias_act_desc_t d = tops_bias_act_desc_default();
-        d.act = TOPS_ACT_GELU_ERF;
+        d.act = bias_act_of(c.op);
+        out->args = "bias " + dims_string(bd) + ", " + act_label(d.act);
         s = init_desc(&d.x, out->tensors[0]);
         if (s == TOPS_SUCCESS) s = init_desc(&d.y, out->tensors[1]);
         if (s == TOPS_SUCCESS) s = init_desc(&d.bias, out->tensors[2]);
@@ -510,9 +540,9 @@ std::string eltwise_check(const Case& c, const OpInstance& inst, const HostTenso
         const std::vector<int64_t> idx = unravel(e, c.shape);
         const double x = load_element(host[0].data(), c.dtype, e);
         double want, scale;
-        if (c.op == "bias_gelu") {
+        if (is_bias_act(c.op)) {
             const double v = x + load_element(host[2].data(), c.dtype, broadcast_offset(idx, inst.tensors[2].dims));
-            want = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+            want = activate_fp64(bias_act_of(c.op), v);
             scale = std::fabs(v);
         } else if (c.op == "prelu") {
             const double sl = load_element(host[2].data(), c.dtype, broadcast_offset(idx, inst.tensors[2].dims));
@@ -632,6 +662,9 @@ const std::vector<OpEntry>& op_table() {
         {"reduce_max", "max over --axis (keepdims)", reduce_create, reduce_check},
         {"global_avg_pool", "mean over the last two dims (keepdims)", reduce_create, reduce_check},
         {"bias_gelu", "gelu_erf(x + bias), bias a row vector", eltwise_create, eltwise_check},
+        {"bias_gelu_tanh", "gelu_tanh(x + bias), bias a row vector", eltwise_create, eltwise_check},
+        {"bias_silu", "silu(x + bias), bias a row vector", eltwise_create, eltwise_check},
+        {"bias_relu", "relu(x + bias), bias a row vector", eltwise_create, eltwise_check},
         {"prelu", "PReLU, slope per channel (dim 1)", eltwise_create, eltwise_check},
         {"weighted_sum3", "0.5 a - b + 2 c", eltwise_create, eltwise_check},
         {"attention", "attention forward, --shape B,S,H,D (Sq = Sk)", attention_create, attention_check},

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Prints the coefficient table of the AVX-512 GELU erf (src/cpu/kernels/gelu_simd.hpp).
+"""Prints the coefficient tables of the AVX-512 GELUs (src/cpu/kernels/gelu_simd.hpp).
 
-GELU(v) = v Phi(v) = v / 2 + |v| q(|v|) with q(a) = erf(a / sqrt(2)) / 2. q on
-a in [0, 6.2) is cut into 31 intervals of width 0.2; on interval i it is a
-degree-4 polynomial in r = a / 0.2 - i in [0, 1), fitted by least squares on 200
+Both GELUs are v / 2 + |v| q(|v|): GELU erf with q(a) = erf(a / sqrt(2)) / 2,
+GELU tanh with q(a) = tanh(sqrt(2 / pi) (a + 0.044715 a^3)) / 2. q on a in
+[0, 6.2) is cut into 31 intervals of width 0.2; on interval i it is a degree-4
+polynomial in r = a / 0.2 - i in [0, 1), fitted by least squares on 200
 Chebyshev nodes (close to minimax) in float64 and rounded to float32. Interval
-31 (a >= 6.2, where 1/2 - q(a) < 1e-9) is the constant 1/2. Then it checks the
-GELU built from the rounded table, evaluated as the kernel does (float32, one
-rounding per fma), against the exact GELU: max |error| / max(1, |x|) over
-[-12, 12].
+31 (a >= 6.2, where 1/2 - q(a) < 1e-9 for both) is the constant 1/2. Then it
+checks each GELU built from its rounded table, evaluated as the kernel does
+(float32, one rounding per fma), against the exact one in float64: max |error|
+/ max(1, |x|) over [-12, 12].
 
     python3 scripts/gelu_table.py
 """
@@ -27,12 +28,19 @@ def half_erf(a):
     return 0.5 * math.erf(a / math.sqrt(2.0))
 
 
-def fit():
+def half_tanh(a):
+    return 0.5 * math.tanh(math.sqrt(2.0 / math.pi) * (a + 0.044715 * a * a * a))
+
+
+FORMS = [("kGeluHalfErf", half_erf), ("kGeluHalfTanh", half_tanh)]
+
+
+def fit(q):
     table = np.zeros((DEGREE + 1, LANES), dtype=np.float32)
     r = 0.5 - 0.5 * np.cos(np.pi * (np.arange(NODES) + 0.5) / NODES)
     basis = np.vander(r, DEGREE + 1, increasing=True)
     for i in range(INTERVALS):
-        values = np.array([half_erf((i + x) * WIDTH) for x in r])
+        values = np.array([q((i + x) * WIDTH) for x in r])
         coef, *_ = np.linalg.lstsq(basis, values, rcond=None)
         table[:, i] = coef.astype(np.float32)
     table[0, INTERVALS] = 0.5
@@ -62,18 +70,19 @@ def literal(c):
 
 
 def main():
-    table = fit()
-    worst = 0.0
-    for x in np.linspace(-12.0, 12.0, 240001, dtype=np.float32):
-        exact = float(x) * 0.5 * math.erfc(-float(x) / math.sqrt(2.0))
-        worst = max(worst, abs(float(gelu(table, x)) - exact) / max(1.0, abs(float(x))))
-    print(f"// max |error| / max(1, |x|) over [-12, 12]: {worst:.3g}")
-    print(f"alignas(64) constexpr float kGeluHalfErf[{DEGREE + 1}][{LANES}] = {{  // [coefficient of r^k][interval]")
-    for k in range(DEGREE + 1):
-        literals = [literal(c) for c in table[k]]
-        lines = [", ".join(literals[j:j + 4]) for j in range(0, LANES, 4)]
-        print("    {" + ",\n     ".join(lines) + "},")
-    print("};")
+    for name, q in FORMS:
+        table = fit(q)
+        worst = 0.0
+        for x in np.linspace(-12.0, 12.0, 240001, dtype=np.float32):
+            exact = float(x) * (0.5 + math.copysign(q(abs(float(x))), float(x)))
+            worst = max(worst, abs(float(gelu(table, x)) - exact) / max(1.0, abs(float(x))))
+        print(f"// max |error| / max(1, |x|) over [-12, 12]: {worst:.3g}")
+        print(f"alignas(64) constexpr float {name}[{DEGREE + 1}][{LANES}] = {{  // [coefficient of r^k][interval]")
+        for k in range(DEGREE + 1):
+            literals = [literal(c) for c in table[k]]
+            lines = [", ".join(literals[j:j + 4]) for j in range(0, LANES, 4)]
+            print("    {" + ",\n     ".join(lines) + "},")
+        print("};")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 // GELU erf on the CUDA backend (and, with an absolute bound, the CPU backend's
-// f32 path), element by element against an fp64 GELU
-// computed through erfc (x * erfc(-x / sqrt2) / 2, accurate in the negative
-// tail where 1 + erf(x / sqrt2) cancels): a dense sweep of [-12, 12] plus
-// specials (signed zeros, infinities, NaN, |x| past the clamp, denormals),
-// through bias + activation with no bias. Per-element bounds, stricter than
-// the harness's Frobenius tolerance:
+// f32 path, with its GELU tanh and SiLU), element by element against fp64:
+// GELU erf through erfc (x * erfc(-x / sqrt2) / 2, accurate in the negative
+// tail where 1 + erf(x / sqrt2) cancels), GELU tanh and SiLU as x / (1 +
+// exp(-z)): a dense sweep of [-12, 12] plus specials (signed zeros,
+// infinities, NaN, |x| past the clamp, denormals), through bias + activation
+// with no bias. Per-element bounds, stricter than the harness's Frobenius
+// tolerance:
 //   f32: relative error <= kMaxRelF32 wherever the result is a normal float;
 //   f16 / bf16: within 1.05 half-ulps of the storage type (the activation's
 //   own error is a few percent of that);
@@ -33,11 +34,26 @@ constexpr int64_t kSweepPoints = int64_t(1) << 20;
 constexpr double kSweepLo = -12.0;
 constexpr double kSweepHi = 12.0;
 
-double gelu_ref(double x) {
+double act_ref(tops_activation_t act, double x) {
     if (std::isnan(x)) return x;
-    // -inf: x * Phi(x) = -inf * 0, NaN (as PyTorch and the edge-case tests).
+    // -inf: x * Phi(x) (or x * sigmoid) = -inf * 0, NaN (as PyTorch and the edge-case tests).
     if (std::isinf(x)) return x > 0 ? x : std::numeric_limits<double>::quiet_NaN();
-    return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    switch (act) {
+        case TOPS_ACT_GELU_TANH: {
+            const double u = std::sqrt(2.0 / 3.141592653589793) * (x + 0.044715 * x * x * x);
+            return x / (1.0 + std::exp(-2.0 * u));  // 0.5 x (1 + tanh(u)) without its cancellation
+        }
+        case TOPS_ACT_SILU: return x / (1.0 + std::exp(-x));
+        default: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    }
+}
+
+const char* act_name(tops_activation_t act) {
+    switch (act) {
+        case TOPS_ACT_GELU_TANH: return "gelu_tanh";
+        case TOPS_ACT_SILU: return "silu";
+        default: return "gelu_erf";
+    }
 }
 
 struct Storage {
@@ -67,26 +83,27 @@ std::vector<double> gelu_inputs() {
     return v;
 }
 
-// Every out[i] against gelu_ref(in[i]): a NaN or infinite reference needs the
-// same special, a finite one a finite result that finite_ok(x, ref, got) accepts.
+// Every out[i] against act_ref(act, in[i]): a NaN or infinite reference needs
+// the same special, a finite one a finite result that finite_ok(x, ref, got)
+// accepts.
 template <class FiniteOk>
-void expect_each_gelu(const std::vector<double>& in, const std::vector<double>& out, const std::string& label,
-                      FiniteOk&& finite_ok) {
+void expect_each(tops_activation_t act, const std::vector<double>& in, const std::vector<double>& out,
+                 const std::string& label, FiniteOk&& finite_ok) {
     int failures = 0;
     for (size_t i = 0; i < in.size(); ++i) {
-        const double ref = gelu_ref(in[i]), got = out[i];
+        const double ref = act_ref(act, in[i]), got = out[i];
         bool ok;
         if (std::isnan(ref)) ok = std::isnan(got);
         else if (std::isinf(ref)) ok = got == ref;
         else ok = std::isfinite(got) && finite_ok(in[i], ref, got);
         if (!ok && ++failures <= 10) {
-            ADD_FAILURE() << "gelu_erf(" << in[i] << ") = " << got << ", fp64 " << ref << " (" << label << ")";
+            ADD_FAILURE() << act_name(act) << "(" << in[i] << ") = " << got << ", fp64 " << ref << " (" << label << ")";
         }
     }
     EXPECT_EQ(failures, 0) << label;
 }
 
-// Every out[i] against gelu_ref(in[i]) within the bounds of the file comment.
+// Every out[i] against act_ref(GELU erf, in[i]) within the bounds of the file comment.
 void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const std::vector<double>& out,
                          const char* path) {
     const Storage st = storage_of(dt);
@@ -94,7 +111,8 @@ void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const s
     const double rel_bound = dt == TOPS_DTYPE_F32 ? kMaxRelF32 : 1.05 * half_ulp;
     const double abs_bound = dt == TOPS_DTYPE_F16 ? 1.05 * half_ulp * st.min_normal : double(FLT_MIN);
     double max_rel = 0.0, at = 0.0;
-    expect_each_gelu(in, out, std::string(dtype_label(dt)) + ", " + path, [&](double x, double ref, double got) {
+    expect_each(TOPS_ACT_GELU_ERF, in, out, std::string(dtype_label(dt)) + ", " + path,
+                [&](double x, double ref, double got) {
         const double err = std::fabs(got - ref);
         if (std::fabs(ref) < st.min_normal) return err <= abs_bound;
         const double rel = err / std::fabs(ref);
@@ -105,13 +123,14 @@ void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const s
                 dtype_label(dt), path, max_rel, at, in.size(), rel_bound);
 }
 
-// GELU erf of gelu_inputs() through bias + activation with no bias on
-// `backend`: x and y as stored (x rounded to dt).
+// act of gelu_inputs() through bias + activation with no bias on `backend`:
+// x and y as stored (x rounded to dt).
 struct GeluRun {
     std::vector<double> x, y;
 };
 
-::testing::AssertionResult run_bias_gelu(tops_backend_t backend, tops_dtype_t dt, GeluRun* out) {
+::testing::AssertionResult run_bias_act(tops_backend_t backend, tops_dtype_t dt, tops_activation_t act,
+                                        GeluRun* out) {
     const std::vector<double> xs = gelu_inputs();
     const std::vector<int64_t> dims = {int64_t(xs.size())};
     Tensor x = Tensor::make(dt, dims, Layout::Dense);
@@ -121,7 +140,7 @@ struct GeluRun {
     tops_bias_act_desc_t d = tops_bias_act_desc_default();
     d.x = x.desc();
     d.y = y.desc();
-    d.act = TOPS_ACT_GELU_ERF;
+    d.act = act;
     RunSpec spec;
     spec.y = &y;
     spec.inputs.push_back({TOPS_ARG_X, &x});
@@ -138,7 +157,7 @@ TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
     const tops_dtype_t dt = GetParam();
     TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
     GeluRun r;
-    ASSERT_TRUE(run_bias_gelu(TOPS_BACKEND_CUDA, dt, &r));
+    ASSERT_TRUE(run_bias_act(TOPS_BACKEND_CUDA, dt, TOPS_ACT_GELU_ERF, &r));
     expect_gelu_matches(dt, r.x, r.y, "bias_act");
 }
 
@@ -181,24 +200,38 @@ TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
     expect_gelu_matches(dt, x.logical(), y.logical(), "gemm epilogue");
 }
 
-// The CPU backend's f32 GELU erf, an absolute bound: Abramowitz & Stegun's erf
-// (|error| <= 1.5e-7) evaluated in f32 gives |y - ref| <= kCpuAbs max(1, |x|)
-// (measured 1.72e-7; the form before it, with a division and xsimd::exp,
-// 1.86e-7). Specials as above: NaN stays NaN, +inf -> +inf, -inf -> NaN.
-TEST(GeluAccuracyCpu, EltwiseSweepAndSpecialsWithinErfBound) {
+// The CPU backend's f32 activations. GELU erf and tanh, an absolute bound:
+// |y - ref| <= kCpuGeluAbs max(1, |x|) (measured: AVX-512's tables 1.1e-7 for
+// both; on AVX2 / SSE4 Abramowitz & Stegun's erf, |error| <= 1.5e-7, in f32
+// 1.7-1.9e-7, and GELU tanh as v sigmoid(2u) 1.8-2.0e-7). SiLU a relative
+// bound (measured 1.6-1.7e-7): v / (1 + exp(-v)) keeps the negative tail's
+// precision. Specials as above: NaN stays NaN, +inf -> +inf, -inf -> NaN.
+constexpr double kCpuGeluAbs = 2.5e-7;
+constexpr double kCpuSiluRel = 5e-7;
+
+class ActivationAccuracyCpu : public ::testing::TestWithParam<tops_activation_t> {};
+
+TEST_P(ActivationAccuracyCpu, EltwiseSweepAndSpecialsWithinBound) {
+    const tops_activation_t act = GetParam();
     TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CPU);
-    constexpr double kCpuAbs = 2.5e-7;
     GeluRun r;
-    ASSERT_TRUE(run_bias_gelu(TOPS_BACKEND_CPU, TOPS_DTYPE_F32, &r));
+    ASSERT_TRUE(run_bias_act(TOPS_BACKEND_CPU, TOPS_DTYPE_F32, act, &r));
+    const bool relative = act == TOPS_ACT_SILU;
     double max_err = 0.0, at = 0.0;
-    expect_each_gelu(r.x, r.y, "cpu f32", [&](double x, double ref, double got) {
-        const double scaled = std::fabs(got - ref) / std::max(1.0, std::fabs(x));
+    expect_each(act, r.x, r.y, "cpu f32", [&](double x, double ref, double got) {
+        const double err = std::fabs(got - ref);
+        if (relative && std::fabs(ref) < double(FLT_MIN)) return err <= double(FLT_MIN);
+        const double scaled = relative ? err / std::fabs(ref) : err / std::max(1.0, std::fabs(x));
         if (scaled > max_err) max_err = scaled, at = x;
-        return scaled <= kCpuAbs;
+        return scaled <= (relative ? kCpuSiluRel : kCpuGeluAbs);
     });
-    std::printf("cpu gelu_erf f32: max |error| / max(1, |x|) %.3g at x = %.9g over %zu points\n", max_err, at,
-                r.x.size());
+    std::printf("cpu %s f32: max %s %.3g at x = %.9g over %zu points\n", act_name(act),
+                relative ? "relative error" : "|error| / max(1, |x|)", max_err, at, r.x.size());
 }
+
+INSTANTIATE_TEST_SUITE_P(Activations, ActivationAccuracyCpu,
+                         ::testing::Values(TOPS_ACT_GELU_ERF, TOPS_ACT_GELU_TANH, TOPS_ACT_SILU),
+                         [](const auto& info) { return std::string(act_name(info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(GeluAccuracy, GeluAccuracyTest,
                          ::testing::Values(TOPS_DTYPE_F32, TOPS_DTYPE_F16, TOPS_DTYPE_BF16),

@@ -7,41 +7,23 @@
 // is a pure stream: one vector load per full input, a few FMAs or the
 // activation polynomial, one vector store (non-temporal for a y of 8 MiB or
 // more). Weighted sums fold the per-row scalar inputs into one constant
-// before the loop. Math is f32 throughout; tanh and exp come from xsimd; GELU
-// erf is a table of piecewise polynomials on AVX-512 (gelu_erf_table) and a
-// short rational-times-exp form elsewhere (gelu_erf_as, with exp_simd.hpp's
-// exp). Element j of every input is read before element j of y is written,
-// so y may alias an input of the same layout.
+// before the loop. Math is f32 throughout; the activations are
+// activation_simd.hpp's, shared with the GEMM and conv2d epilogues. Element j
+// of every input is read before element j of y is written, so y may alias an
+// input of the same layout.
 #include <cmath>
 #include <type_traits>
 
 #include "cpu/activation.hpp"
 #include "cpu/eltwise_kernels.hpp"
 #include "cpu/isa_arch.hpp"
-#include "cpu/kernels/gelu_simd.hpp"
+#include "cpu/kernels/activation_simd.hpp"
 #include "cpu/kernels/rowwise_simd.hpp"
 #include "cpu/vec_convert.hpp"
 
 namespace tops::cpu {
 namespace TOPS_ISA_NS {
 namespace {
-
-template <Activation ACT>
-inline __attribute__((always_inline)) VecF activate(VecF v) {
-    if constexpr (ACT == Activation::relu) {
-        return xsimd::max(v, VecF(0.0f));
-    } else if constexpr (ACT == Activation::gelu_erf) {
-        return gelu_erf(v);
-    } else if constexpr (ACT == Activation::gelu_tanh) {
-        const VecF inner = VecF(kGeluSqrt2OverPi) * xsimd::fma(VecF(kGeluTanhCubic) * v, v * v, v);
-        return VecF(0.5f) * v * (VecF(1.0f) + xsimd::tanh(inner));
-    } else if constexpr (ACT == Activation::silu) {
-        return v / (VecF(1.0f) + xsimd::exp(-v));
-    } else {
-        return v;
-    }
-}
-
 
 // Element offsets of y and every input for consecutive outer rows.
 class RowCursor {
