@@ -20,4 +20,12 @@ inline bool product_equals(int64_t a, int64_t b, int64_t p) {
     return !__builtin_mul_overflow(a, b, &r) && r == p;
 }
 
+// a * b for a, b >= 0, saturated at INT64_MAX: the bytes of a tensor whose
+// element count fits int64 (a broadcast input may have any count) but whose
+// byte size need not.
+inline int64_t mul_saturated(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 }  // namespace tops

@@ -110,7 +110,7 @@ public:
             for (int i = 0; i < geo_.num_inputs; ++i) geo_.in_inner[i] = 0;
         }
         vectorized_ = vectorizable(geo_);
-        geo_.stream = vectorized_ && numel_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes;
+        geo_.stream = vectorized_ && mul_saturated(numel_, int64_t(dtype_size(p.y.dtype))) >= kStreamMinBytes;
         name_ = fmt("eltwise_", op_tag(p), "_", dtype_tag(p.y.dtype), vectorized_ ? "_rows_" : "_strided_",
                     isa_name(isa));
         why_ = vectorized_ ? fmt("rows of ", geo_.n, " contiguous y elements, each input a contiguous row or one "

@@ -10,6 +10,7 @@
 
 #include "common/env.hpp"
 #include "common/half.hpp"
+#include "common/int_math.hpp"
 #include "common/status.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/norm_kernels.hpp"
@@ -63,8 +64,8 @@ public:
                            : "a row tensor has a non-unit column stride: scalar strided rows, same three passes";
         if (converted_ > 0) why_ += fmt("; ", converted_, " parameter vector(s) converted to f32 in the workspace");
         // TOPS_CPU_NORM_STREAM=0 keeps cached stores (for comparisons).
-        stream_ = vectorized_ && rows_ * cols_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes &&
-                  !env_switched_off("TOPS_CPU_NORM_STREAM");
+        const int64_t y_bytes = mul_saturated(mul_saturated(rows_, cols_), int64_t(dtype_size(p.y.dtype)));
+        stream_ = vectorized_ && y_bytes >= kStreamMinBytes && !env_switched_off("TOPS_CPU_NORM_STREAM");
         if (stream_) why_ += fmt("; non-temporal stores of y (y >= ", kStreamMinBytes >> 20, " MiB)");
     }
 

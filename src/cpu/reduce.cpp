@@ -165,8 +165,10 @@ public:
             // The bytes of x read (outputs x reduced elements each), and of one segment.
             const int64_t esize = int64_t(dtype_size(p.x.dtype));
             const char env = env_flag("TOPS_CPU_REDUCE_STREAM");
-            stream_ = env == '1' || (env != '0' && cpu_is_amd() && total * outputs_ * esize >= kReduceStreamMinBytes &&
-                                     n_ * esize >= kReduceStreamMinSegmentBytes);
+            stream_ = env == '1' ||
+                      (env != '0' && cpu_is_amd() &&
+                       mul_saturated(mul_saturated(total, outputs_), esize) >= kReduceStreamMinBytes &&
+                       mul_saturated(n_, esize) >= kReduceStreamMinSegmentBytes);
             if (stream_) why_ += "; x is streamed from memory (one accumulator, pages prefetched ahead)";
         } else if (k_unit >= 0) {
             strategy_ = Strategy::col;

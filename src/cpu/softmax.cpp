@@ -8,6 +8,7 @@
 // reports is the one that runs.
 #include <string>
 
+#include "common/int_math.hpp"
 #include "common/status.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/ops.hpp"
@@ -93,7 +94,7 @@ public:
         if (unit_axis && (mask_axis == 0 || mask_axis == 1)) {
             strategy_ = Strategy::lastdim;
             rows_ = row_space(p, ax, -1);
-            stream_ = numel_ * int64_t(dtype_size(p.y.dtype)) >= kStreamMinBytes;
+            stream_ = mul_saturated(numel_, int64_t(dtype_size(p.y.dtype))) >= kStreamMinBytes;
             why_ = fmt("the softmax axis has unit stride in x and y: contiguous rows; 3 passes per row from cache; ",
                        stream_ ? "non-temporal stores (y >= " : "cached stores (y < ", kStreamMinBytes >> 20, " MiB)");
         } else if (inner >= 0) {

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/int_math.hpp"
 #include "common/transpose_plan.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/ops.hpp"
@@ -197,7 +198,7 @@ Status plan_transpose(const TransposeParams& params, PlanPtr* out) {
         k.block_rows = std::max<int64_t>(tile.rows, kTileBlockRowBytes / es / tile.rows * tile.rows);
         if (xg >= 0) k.block_rows = (k.block_rows + k.row_group - 1) / k.row_group * k.row_group;  // whole groups
         k.block_cols = std::max<int64_t>(tile.cols, kTileBlockColBytes / es / tile.cols * tile.cols);
-        k.stream = p.numel * es >= kStreamMinBytes;
+        k.stream = mul_saturated(p.numel, es) >= kStreamMinBytes;
         why << "y's innermost dim " << b << " is strided in x, dim " << xa << " is contiguous in x";
         if (xg >= 0) {
             why << " for " << p.dims[xa] * es << " bytes and continues in dim " << xg << ": rows (" << xg << ","
