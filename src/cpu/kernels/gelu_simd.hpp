@@ -3,7 +3,7 @@
 // lives in TOPS_ISA_NS, so each ISA keeps its own copy. Include after
 // cpu/isa_arch.hpp. gelu_erf takes the table form on AVX-512 and the
 // rational-times-exp form elsewhere; ActivationAccuracyCpu checks both
-// against fp64 (max |error| / max(1, |x|): 1.1e-7 AVX-512, 1.8e-7 AVX2, 1.9e-7
+// against fp64 (max |error| / max(1, |x|): 1.1e-7 AVX-512, 1.9e-7 AVX2, 1.8e-7
 // SSE4). The table form also serves GELU tanh on AVX-512 (activation_simd.hpp).
 #pragma once
 
@@ -18,8 +18,8 @@ namespace tops::cpu::TOPS_ISA_NS {
 
 // GELU erf = v Phi(v) with Phi(-|v|) = (1 - erf(|z|)) / 2, z = v / sqrt(2), and
 // erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): 1 - erf(a) =
-// t P(t) exp(-a^2), t = 1 / (1 + p a). The reciprocal is the ISA's estimate
-// (12 or 14 bits) and one Newton step, the exp exp_simd.hpp's, and the halves
+// t P(t) exp(-a^2), t = 1 / (1 + p a). The reciprocal is reciprocal_nr's
+// (the ISA's estimate and Newton steps), the exp exp_simd.hpp's, and the halves
 // are folded into P's coefficients. This form replaced a division, xsimd::exp
 // and a copysign: the GELU was compute-bound at one thread on the 2-core Zen 4
 // VM (4096x4096 f32 at 45-50% of copy; 0.85-0.87x the time now). |v| is
