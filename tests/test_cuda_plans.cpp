@@ -370,6 +370,43 @@ TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
     }
 }
 
+// Contiguous rows of whole 16-byte vectors, equally spaced and up to 4096
+// elements (NCHW global pooling, dense last-dim rows), take the dense-rows
+// reduce kernel; a ragged length, longer rows, strided row starts or columns
+// keep the general kernels.
+TEST_F(CudaPlans, WholeVectorRowsTakeDenseReduceKernel) {
+    struct Case {
+        tops_dtype_t dt;
+        std::vector<int64_t> dims, strides;
+        uint32_t axes;
+        bool dense;
+    };
+    const Case cases[] = {
+        {TOPS_DTYPE_F16, {8, 64, 56, 56}, {}, 12u, true},   {TOPS_DTYPE_F32, {8, 64, 56, 56}, {}, 12u, true},
+        {TOPS_DTYPE_BF16, {512, 4096}, {}, 2u, true},       {TOPS_DTYPE_F32, {512, 300}, {}, 2u, true},
+        {TOPS_DTYPE_F16, {512, 300}, {}, 2u, false},        {TOPS_DTYPE_F32, {512, 8192}, {}, 2u, false},
+        {TOPS_DTYPE_F32, {512, 1024}, {1027, 1}, 2u, false}, {TOPS_DTYPE_F32, {4096, 512}, {}, 1u, false},
+    };
+    for (const Case& c : cases) {
+        const int rank = int(c.dims.size());
+        std::vector<int64_t> ydims;
+        for (int i = 0; i < rank; ++i) {
+            if (!((c.axes >> i) & 1u)) ydims.push_back(c.dims[i]);
+        }
+        tops_reduce_desc_t d = tops_reduce_desc_default();
+        d.op = TOPS_REDUCE_MEAN;
+        TOPS_OK(tops_tensor_desc_init(&d.x, c.dt, rank, c.dims.data(), c.strides.empty() ? nullptr : c.strides.data()));
+        TOPS_OK(tops_tensor_desc_init(&d.y, c.dt, int(ydims.size()), ydims.data(), nullptr));
+        d.axes = c.axes;
+        tops_op_t op = nullptr;
+        TOPS_OK(tops_reduce_create(ctx_, &d, &op));
+        ops_.push_back(op);
+        const std::string name = tops_op_kernel_name(op);
+        EXPECT_EQ(name.find("_dense_rows_") != std::string::npos, c.dense)
+            << "dtype " << int(c.dt) << " " << c.dims[0] << "x" << c.dims[1] << " axes " << c.axes << ": " << name;
+    }
+}
+
 // A 3x3 stride-1 NHWC f16 / bf16 convolution takes the Hopper implicit GEMM
 // on sm_90; stride 2 and NCHW keep the mma.sync kernel.
 TEST_F(CudaPlans, NhwcConvTakesHopperKernelOnSm90) {

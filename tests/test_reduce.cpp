@@ -106,6 +106,13 @@ std::vector<ReduceCase> reduce_cases() {
         v.push_back({"rows_h" + std::to_string(h), {37, h}, 2u, false});
         v.push_back({"cols_h" + std::to_string(h), {h, 37}, 1u, true});
     }
+    // Rows of whole 16-byte vectors (CUDA's dense-rows kernel): one vector, one round of loads per lane, a
+    // partial second round (f32) and two full rounds (f32); padded rows of 1024 (starts off the vector
+    // grid) keep the general kernel.
+    for (int64_t h : {8, 1024, 2056, 4096}) {
+        v.push_back({"rows_whole_vectors_h" + std::to_string(h), {37, h}, 2u, false});
+    }
+    v.push_back({"rows_h1024_padded", {37, 1024}, 2u, false, Layout::Padded});
     // Wider than one column tile at some thread counts (tiles narrow as threads grow).
     v.push_back({"cols_wide", {600, 3000}, 1u, false});
     v.push_back({"rows_h769_padded", {65, 769}, 2u, true, Layout::Padded});

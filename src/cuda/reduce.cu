@@ -10,7 +10,9 @@
 //   16-byte loads (a few scalar lanes take the unaligned head and the tail,
 //   so any row length and offset works). Other layouts use the same kernel
 //   with per-element index arithmetic. A warp per row for rows up to a few
-//   thousand elements, a block per row beyond.
+//   thousand elements, a block per row beyond. Rows of whole vectors at
+//   aligned, equally spaced starts (dense rows, NCHW pooling) take a leaner
+//   warp-per-row kernel with all of a row's loads in flight at once.
 // - columns: the innermost dim of x is kept (first-dim reduction, reducing
 //   N or C of NCHW). Each thread owns VEC neighbouring outputs and walks the
 //   reduced elements, so a warp reads whole 512-byte lines; the warps of a
@@ -34,6 +36,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/env.hpp"
 #include "cuda/common/device.cuh"
 #include "cuda/norm_reduce_eltwise.hpp"
 #include "cuda/vec_convert.cuh"
@@ -269,6 +272,65 @@ __global__ void __launch_bounds__(kRowsThreads)
     }
 }
 
+// ---------------------------------------------------------------- dense rows
+// Rows of whole 16-byte vectors at 16-byte aligned, equally spaced starts, up
+// to kRowsWarpMaxLen elements (global pooling of NCHW, last-dim sums of dense
+// rows), unsplit: a warp per row issues the loads of up to kDenseVecs vectors
+// per lane before combining any, and a row's start is one multiply (no
+// divmods, no scalar head or tail). kDenseAccs chains keep the adds off the
+// critical path. Which rows qualify: plan_reduce.
+// Loads in flight per lane x resident 256-thread blocks per SM, H200, f16 /
+// f32 global pool 64x256x56x56 (rows of 392 / 784 vectors): 16 x 2 (95
+// registers) 31.0-31.2 / 56.7 us; 16 x 3 (80 registers, spills) 33.2 / 64.8;
+// 8 x 4 32.8 / 58.5; 12 x 2 (a second, nearly empty round per f16 row)
+// 35.1 / 63.3; the general rows kernel 34.5 / 58.4 (docs/performance.md).
+constexpr int kDenseVecs = 16;      // a 2-byte row of 4096 in one round
+constexpr int kDenseMinBlocks = 2;
+constexpr int kDenseAccs = 4;       // independent accumulators per lane
+
+template <class T, Acc A, int VEC>
+__global__ void __launch_bounds__(kRowsThreads, kDenseMinBlocks)
+    reduce_dense_rows_kernel(const __grid_constant__ ReduceKernelParams p) {
+    static_assert(VEC * sizeof(T) == 16, "whole 16-byte vectors");
+    static_assert(kDenseVecs % kDenseAccs == 0 && (kDenseAccs & (kDenseAccs - 1)) == 0, "pairwise combine");
+    constexpr int kWarps = kRowsThreads / kWarpSize;
+    using Op = AccOp<A>;
+    const uint64_t policy = l2_policy(p.streaming);
+    const int lane = threadIdx.x % kWarpSize;
+    const int nvec = int(p.len / VEC);  // len <= kRowsWarpMaxLen
+    const int64_t row_stride = p.kept.ndim > 0 ? p.kept.xs[0] : 0;
+    for (int64_t o = int64_t(blockIdx.x) * kWarps + threadIdx.x / kWarpSize; o < p.outputs;
+         o += int64_t(gridDim.x) * kWarps) {
+        const Vec<T, VEC>* row = reinterpret_cast<const Vec<T, VEC>*>(static_cast<const T*>(p.x) + o * row_stride);
+        float acc[kDenseAccs];
+#pragma unroll
+        for (int u = 0; u < kDenseAccs; ++u) acc[u] = Op::init();
+        for (int c = lane; c < nvec; c += kDenseVecs * kWarpSize) {
+            Vec<T, VEC> t[kDenseVecs];  // (kDenseVecs) vectors of this lane, kWarpSize apart
+#pragma unroll
+            for (int k = 0; k < kDenseVecs; ++k) {
+                if (c + k * kWarpSize < nvec) t[k] = load_with_policy(row + c + k * kWarpSize, policy);
+            }
+#pragma unroll
+            for (int k = 0; k < kDenseVecs; ++k) {
+                if (c + k * kWarpSize < nvec) {
+                    float f[VEC];
+                    vec_to_f32<T, VEC>(t[k], f);
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) acc[k % kDenseAccs] = Op::apply(acc[k % kDenseAccs], f[j]);
+                }
+            }
+        }
+#pragma unroll
+        for (int w = kDenseAccs / 2; w > 0; w /= 2) {
+#pragma unroll
+            for (int u = 0; u < w; ++u) acc[u] = Op::combine(acc[u], acc[u + w]);
+        }
+        const float v = group_reduce<A, kWarpSize>(acc[0]);
+        if (lane == 0) store_output(p, o, v);
+    }
+}
+
 // ---------------------------------------------------------------- columns
 // Block (kColsLanes, kColsWarps): tile of kColsLanes * VEC neighbouring
 // outputs along the unit-stride kept dim; blockIdx.y is the split.
@@ -355,7 +417,7 @@ __global__ void __launch_bounds__(kFinalThreads)
 }
 
 // ---------------------------------------------------------------- instantiation list
-enum class Shape { kRows, kCols, kCombine };
+enum class Shape { kRows, kDenseRows, kCols, kCombine };
 
 struct KernelEntry {
     Shape shape;
@@ -370,13 +432,17 @@ struct KernelEntry {
 #define TOPS_REDUCE_ROWS(T, DT, NAME, A, V, TEAM)                                                       \
     {Shape::kRows, DT, Acc::A, V, TEAM, reinterpret_cast<const void*>(&reduce_rows_kernel<T, Acc::A, V, TEAM>), \
      "reduce_" #A "_" NAME "_rows_t" #TEAM "_v" #V "_cuda"}
+#define TOPS_REDUCE_DENSE(T, DT, NAME, A, V)                                                             \
+    {Shape::kDenseRows, DT, Acc::A, V, kWarpSize,                                                         \
+     reinterpret_cast<const void*>(&reduce_dense_rows_kernel<T, Acc::A, V>),                              \
+     "reduce_" #A "_" NAME "_dense_rows_v" #V "_cuda"}
 #define TOPS_REDUCE_COLS(T, DT, NAME, A, V)                                                          \
     {Shape::kCols, DT, Acc::A, V, 0, reinterpret_cast<const void*>(&reduce_cols_kernel<T, Acc::A, V>), \
      "reduce_" #A "_" NAME "_cols_v" #V "_cuda"}
 #define TOPS_REDUCE_ACC(T, DT, NAME, A, VM)                                                             \
     TOPS_REDUCE_ROWS(T, DT, NAME, A, VM, 32), TOPS_REDUCE_ROWS(T, DT, NAME, A, VM, 256),               \
     TOPS_REDUCE_ROWS(T, DT, NAME, A, 1, 32), TOPS_REDUCE_ROWS(T, DT, NAME, A, 1, 256),                 \
-    TOPS_REDUCE_COLS(T, DT, NAME, A, VM), TOPS_REDUCE_COLS(T, DT, NAME, A, 1)
+    TOPS_REDUCE_DENSE(T, DT, NAME, A, VM), TOPS_REDUCE_COLS(T, DT, NAME, A, VM), TOPS_REDUCE_COLS(T, DT, NAME, A, 1)
 #define TOPS_REDUCE_DTYPE(T, DT, NAME, VM)                                                           \
     TOPS_REDUCE_ACC(T, DT, NAME, add, VM), TOPS_REDUCE_ACC(T, DT, NAME, addsq, VM),                   \
     TOPS_REDUCE_ACC(T, DT, NAME, max, VM), TOPS_REDUCE_ACC(T, DT, NAME, min, VM),                     \
@@ -397,6 +463,7 @@ const KernelEntry kKernels[] = {
 #undef TOPS_REDUCE_DTYPE
 #undef TOPS_REDUCE_ACC
 #undef TOPS_REDUCE_COLS
+#undef TOPS_REDUCE_DENSE
 #undef TOPS_REDUCE_ROWS
 
 const KernelEntry* find_kernel(Shape s, tops_dtype_t dt, Acc a, int vec, int team) {
@@ -479,9 +546,9 @@ Acc acc_of(ReduceOp op) {
 
 class ReducePlanCuda final : public OpPlan {
 public:
-    ReducePlanCuda(const ReduceKernelParams& base, const Launch& main_vec, const Launch& main_scalar,
-                   const Launch& combine, int device, std::string why)
-        : base_(base), vec_(main_vec), scalar_(main_scalar), combine_(combine), device_(device),
+    ReducePlanCuda(const ReduceKernelParams& base, const Launch& dense, const Launch& main_vec,
+                   const Launch& main_scalar, const Launch& combine, int device, std::string why)
+        : base_(base), dense_(dense), vec_(main_vec), scalar_(main_scalar), combine_(combine), device_(device),
           why_(std::move(why)) {}
 
     size_t workspace_size() const override {
@@ -500,9 +567,9 @@ public:
             const uintptr_t ws = reinterpret_cast<uintptr_t>(args.workspace);
             p.partial = reinterpret_cast<float*>((ws + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign);
         }
-        // Columns need aligned vector starts; rows align themselves (scalar head).
+        // Dense rows and columns need aligned vector starts; rows align themselves (scalar head).
         const bool use_vec = vec_.kernel && (p.contiguous || aligned(p.x, 16));
-        const Launch& l = use_vec ? vec_ : scalar_;
+        const Launch& l = dense_.kernel && aligned(p.x, 16) ? dense_ : use_vec ? vec_ : scalar_;
         const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
         void* kargs[] = {&p};
         cudaError_t err = cudaLaunchKernel(l.kernel->fn, l.grid, l.block, kargs, 0, stream);
@@ -517,11 +584,14 @@ public:
         return Status::ok();
     }
 
-    const char* kernel_name() const override { return (vec_.kernel ? vec_ : scalar_).kernel->name; }
+    const char* kernel_name() const override { return shown().kernel->name; }
     std::string reason() const override { return why_; }
 
 private:
+    const Launch& shown() const { return dense_.kernel ? dense_ : vec_.kernel ? vec_ : scalar_; }
+
     ReduceKernelParams base_;
+    Launch dense_;    // kernel == nullptr unless the rows qualify (plan_reduce)
     Launch vec_;      // kernel == nullptr when the layout rules out 16-byte vectors
     Launch scalar_;   // always valid
     Launch combine_;  // used when base_.splits > 1
@@ -560,7 +630,7 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
     base.contiguous = !cols && nr == 1 && red[0].xs == 1;
     DeviceScope scope(dev.ordinal);
     TOPS_RETURN_IF_ERROR(scope.status());
-    Launch vec_l, scalar_l, combine_l;
+    Launch dense_l, vec_l, scalar_l, combine_l;
     int64_t resident = 0;
     if (cols) {
         base.inner = kept[nk - 1].d;
@@ -604,6 +674,16 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         const unsigned grid = unsigned(std::max<int64_t>(1, std::min((items + teams - 1) / teams, resident)));
         if (vec_ok) vec_l = {k, dim3(grid), dim3(kRowsThreads)};
         scalar_l = {ks, dim3(grid), dim3(kRowsThreads)};
+        // Dense rows: whole vectors, equally spaced 16-byte aligned starts (x's own
+        // alignment is checked per call), a warp per row, no split.
+        // TOPS_REDUCE_DENSE=0 keeps the general rows kernel (for comparisons).
+        const bool dense = vec_ok && team == kWarpSize && base.splits == 1 && base.len % vm == 0 && nk <= 1 &&
+                           (nk == 0 || kept[0].xs % vm == 0) && !env_switched_off("TOPS_REDUCE_DENSE");
+        if (dense) {
+            const KernelEntry* kd = find_kernel(Shape::kDenseRows, dt, acc, vm, kWarpSize);
+            if (!kd) return Status(TOPS_ERROR_INTERNAL, "reduce: no CUDA dense-rows kernel instantiated");
+            dense_l = {kd, dim3(grid), dim3(kRowsThreads)};
+        }
     }
     if (base.splits > 1) {
         combine_l.kernel = find_kernel(Shape::kCombine, TOPS_DTYPE_INVALID, acc, 1, 0);
@@ -617,12 +697,15 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         vec_l.pdl = vec_l.kernel && runs_sm90_code(dev, vec_l.kernel->fn);
         scalar_l.pdl = runs_sm90_code(dev, scalar_l.kernel->fn);
     }
-    const Launch& shown = vec_l.kernel ? vec_l : scalar_l;
+    const Launch& shown = dense_l.kernel ? dense_l : vec_l.kernel ? vec_l : scalar_l;
     std::string why = fmt(cols ? "columns" : base.contiguous ? "contiguous rows" : "strided rows",
                           " outputs=", base.outputs, " len=", base.len, " kept_dims=", nk, " reduced_dims=", nr,
                           " splits=", base.splits, " grid=", shown.grid.x, "x", shown.grid.y,
-                          vec_l.kernel ? " 16-byte vectors" : " scalar loads", base.streaming ? " evict-first" : "");
-    out->reset(new ReducePlanCuda(base, vec_l, scalar_l, combine_l, dev.ordinal, std::move(why)));
+                          dense_l.kernel ? " dense rows (16-byte aligned x)"
+                          : vec_l.kernel ? " 16-byte vectors"
+                                         : " scalar loads",
+                          base.streaming ? " evict-first" : "");
+    out->reset(new ReducePlanCuda(base, dense_l, vec_l, scalar_l, combine_l, dev.ordinal, std::move(why)));
     return Status::ok();
 }
 
