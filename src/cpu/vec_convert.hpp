@@ -21,7 +21,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -186,23 +185,6 @@ inline void store_stream(storage_t<DT>* p, VecF v) {
 }
 
 inline void stream_fence() { _mm_sfence(); }
-
-// y[j] = f(j, count) for vectors over [0, len), where f returns lanes
-// j .. j+count (count < kLanes only at the ends). With `stream`, full vectors
-// use non-temporal stores once y + j is vector aligned.
-template <tops_dtype_t DT, class F>
-inline void row_store(storage_t<DT>* y, int64_t len, bool stream, F&& f) {
-    using T = storage_t<DT>;
-    int64_t j = 0;
-    const auto misaligned = reinterpret_cast<uintptr_t>(y) % uintptr_t(kVecBytes<DT>);
-    if (stream && misaligned % sizeof(T) == 0) {
-        const int64_t head = misaligned ? std::min<int64_t>(len, kLanes - int64_t(misaligned / sizeof(T))) : 0;
-        if (head > 0) store_partial<DT>(y, f(0, int(head)), int(head));
-        for (j = head; j + kLanes <= len; j += kLanes) store_stream<DT>(y + j, f(j, kLanes));
-    }
-    for (; j + kLanes <= len; j += kLanes) store<DT>(y + j, f(j, kLanes));
-    if (j < len) store_partial<DT>(y + j, f(j, int(len - j)), int(len - j));
-}
 
 constexpr int64_t kCacheLine = 64;  // bytes
 

@@ -63,13 +63,7 @@ private:
 // noise: 6.9-7.0 -> 6.5-6.7).
 template <tops_dtype_t DT, class F>
 inline void stream(storage_t<DT>* y, int64_t j0, int64_t j1, bool nt, F&& f) {
-    if (nt) {
-        row_store<DT>(y + j0, j1 - j0, true, [&](int64_t j, int count) { return f(j0 + j, count); });
-        return;
-    }
-    int64_t j = j0;
-    for (; j + kLanes <= j1; j += kLanes) store<DT>(y + j, f(j, kLanes));
-    if (j < j1) store_n<DT>(y + j, f(j, int(j1 - j)), int(j1 - j));
+    row_store<DT>(y + j0, j1 - j0, nt, [&](int64_t j, int count) { return f(j0 + j, count); });
 }
 
 // x + bias, bias a full row (kBiasRow), one value per row, or absent.

@@ -6,11 +6,13 @@
 //     [p, p + count) is touched and masked lanes never fault); AVX2 masks f32
 //     with vmaskmovps; everything else goes through vec_convert's stack-buffer
 //     partial variants.
+//   row_store: a row of results, non-temporal full vectors on request.
 //   first_lanes, fold_lanes (horizontal max / min / product).
 #pragma once
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu/isa_arch.hpp"
@@ -78,6 +80,23 @@ inline void store_n(storage_t<DT>* p, VecF v, int count) {
 #else
     store_partial<DT>(p, v, count);
 #endif
+}
+
+// y[j] = f(j, count) for vectors over [0, len), where f returns lanes
+// j .. j+count (count < kLanes only at the ends, stored masked). With
+// `stream`, full vectors use non-temporal stores once y + j is vector aligned.
+template <tops_dtype_t DT, class F>
+inline void row_store(storage_t<DT>* y, int64_t len, bool stream, F&& f) {
+    using T = storage_t<DT>;
+    int64_t j = 0;
+    const auto misaligned = reinterpret_cast<uintptr_t>(y) % uintptr_t(kVecBytes<DT>);
+    if (stream && misaligned % sizeof(T) == 0) {
+        const int64_t head = misaligned ? std::min<int64_t>(len, kLanes - int64_t(misaligned / sizeof(T))) : 0;
+        if (head > 0) store_n<DT>(y, f(0, int(head)), int(head));
+        for (j = head; j + kLanes <= len; j += kLanes) store_stream<DT>(y + j, f(j, kLanes));
+    }
+    for (; j + kLanes <= len; j += kLanes) store<DT>(y + j, f(j, kLanes));
+    if (j < len) store_n<DT>(y + j, f(j, int(len - j)), int(len - j));
 }
 
 // Full vector when count == kLanes, masked otherwise.

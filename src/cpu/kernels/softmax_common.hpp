@@ -10,6 +10,7 @@
 
 #include "cpu/isa_arch.hpp"
 #include "cpu/kernels/exp_simd.hpp"
+#include "cpu/kernels/rowwise_simd.hpp"
 #include "cpu/softmax_kernels.hpp"
 #include "cpu/vec_convert.hpp"
 
