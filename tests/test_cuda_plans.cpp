@@ -335,8 +335,8 @@ TEST_F(CudaPlans, UnmaskedSoftmaxRowsTakeDenseKernel) {
 // LayerNorm / RMSNorm rows of 33-128 16-byte vectors (f32: up to 256; 2-byte
 // types also 2049-16384 elements) with no bias, residual or pre-norm output,
 // and gamma / beta in x's dtype, take the dense-rows kernel; a residual, f32
-// gamma under f16 x, 2-byte rows of 4096 (one-vector teams) or a streamed
-// row keep the general kernels.
+// gamma under f16 x (2-byte rows of 4096 then keep the general one-vector
+// teams) or a streamed row keep the general kernels.
 TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
     struct Case {
         tops_dtype_t dt;
@@ -347,7 +347,8 @@ TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
         {TOPS_DTYPE_F16, 1024, false, false, false, true}, {TOPS_DTYPE_BF16, 768, true, false, false, true},
         {TOPS_DTYPE_F32, 1024, false, false, false, true}, {TOPS_DTYPE_F32, 768, true, false, false, true},
         {TOPS_DTYPE_F16, 1024, false, true, false, false}, {TOPS_DTYPE_F16, 1024, false, false, true, false},
-        {TOPS_DTYPE_F16, 4096, false, false, false, false}, {TOPS_DTYPE_BF16, 16384, true, false, false, true},
+        {TOPS_DTYPE_F16, 4096, false, false, false, true},  {TOPS_DTYPE_BF16, 16384, true, false, false, true},
+        {TOPS_DTYPE_F16, 4096, false, true, false, false},  {TOPS_DTYPE_BF16, 2056, true, false, false, true},
         {TOPS_DTYPE_F16, 65536, false, false, false, false},
     };
     for (const Case& c : cases) {

@@ -337,7 +337,8 @@ std::vector<NormCase> norm_cases() {
     c.alias = Alias::pre_x_y_res;
     v.push_back(c);
     // Dense rows (CUDA: a warp per row of 33-128 16-byte vectors, or 256 for
-    // f32, and 512-thread teams for 2-byte rows of 2049-16384; gamma / beta
+    // f32, and 128- / 512-thread teams for 2-byte rows of 2049-4096 /
+    // 4097-16384; gamma / beta
     // staged in shared memory): rows ending inside a lane's vectors, stats,
     // in place, gamma only, more rows than a block or the grid holds; f32
     // gamma / beta under f16 / bf16 x keep the general kernel.
@@ -366,6 +367,18 @@ std::vector<NormCase> norm_cases() {
     c.name = "ln_dense_rows300_h8200_stats";  // 512-thread teams, more rows than resident blocks
     c.dims = {300, 8200};
     c.stats = true;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "ln_dense_rows300_h4096_stats";  // 128-thread teams, more rows than resident blocks
+    c.dims = {300, 4096};
+    c.stats = true;
+    v.push_back(c);
+    c = NormCase{};
+    c.name = "rms_dense_h2056_inplace_y_is_x";  // 128-thread teams, the last vectors in a few threads
+    c.dims = {7, 2056};
+    c.rms = true;
+    c.beta = false;
+    c.alias = Alias::y_x;
     v.push_back(c);
     c = NormCase{};
     c.name = "rms_dense_h16384_inplace_y_is_x";

@@ -64,7 +64,8 @@ namespace {
 
 using namespace norm_impl;
 
-// Rows of 2-byte types up to this many vectors: one vector per thread of a 512-thread team.
+// Rows of 2-byte types up to this many vectors: one vector per thread of a 512-thread team
+// (general kernel; the dense rows take 128-thread teams of 4 vectors).
 constexpr int kOneVecTeam = 512;
 // Block teams hold at most this many vectors per thread in registers.
 constexpr int kBlockTeamIters = 4;
@@ -466,11 +467,15 @@ struct KernelEntry {
 #define TOPS_NORM_DTYPE(T, DT, NAME, VM)                                                                      \
     TOPS_NORM_VEC(T, DT, NAME, VM), TOPS_NORM_VEC(T, DT, NAME, 1), TOPS_NORM_DENSE(T, DT, NAME, VM, 2, 32),      \
         TOPS_NORM_DENSE(T, DT, NAME, VM, 3, 32), TOPS_NORM_DENSE(T, DT, NAME, VM, 4, 32)
-// Dense rows of the 512-thread block teams of 4 vectors per thread (2-byte
-// rows of 2049-16384 elements: 2048x16384 f16 68% -> 83% of copy). The
-// one-vector teams (rows of 4096) measured no gain (79.6% either way; at
-// their 32-register cap the dense form spills 8 bytes) and keep the general kernel.
-#define TOPS_NORM_DENSE_WIDE(T, DT, NAME) TOPS_NORM_DENSE(T, DT, NAME, 8, 4, 512)
+// Dense rows of the block teams of 4 vectors per thread for 2-byte rows of
+// 2049-16384 elements: 512 threads (8193-16384; 2048x16384 f16 68% -> 83% of
+// copy on an H100) and 128 (2049-4096, in place of the general kernel's
+// one-vector 512-thread teams; H200, 8192x4096 f16 LayerNorm 51.0 -> 41.2 us,
+// RMSNorm 43.4 -> 40.3 us; the one-vector teams in the dense form had gained
+// nothing, 79.6% against 79.7% of copy on an H100, spilling at their
+// 32-register cap).
+#define TOPS_NORM_DENSE_WIDE(T, DT, NAME) \
+    TOPS_NORM_DENSE(T, DT, NAME, 8, 4, 512), TOPS_NORM_DENSE(T, DT, NAME, 8, 4, 128)
 
 const KernelEntry kKernels[] = {
     TOPS_NORM_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
@@ -558,7 +563,7 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool 
         int team = int(std::max<int64_t>(kBlockTeamMin, pow2_at_least((nvec + kBlockTeamIters - 1) /
                                                                       kBlockTeamIters)));
         int iters = kBlockTeamIters;
-        if (narrow && vec > 1 && nvec <= kOneVecTeam) {
+        if (narrow && vec > 1 && nvec <= kOneVecTeam && !dense) {
             team = kOneVecTeam;
             iters = 1;
         }
