@@ -332,11 +332,12 @@ TEST_F(CudaPlans, UnmaskedSoftmaxRowsTakeDenseKernel) {
     }
 }
 
-// LayerNorm / RMSNorm rows of 33-128 16-byte vectors (f32: up to 256; 2-byte
-// types also 2049-16384 elements) with no bias, residual or pre-norm output,
-// and gamma / beta in x's dtype, take the dense-rows kernel; a residual, f32
-// gamma under f16 x (2-byte rows of 4096 then keep the general one-vector
-// teams) or a streamed row keep the general kernels.
+// LayerNorm / RMSNorm rows of 33-128 16-byte vectors (f32: up to 256, and
+// 8193-16384 elements; 2-byte types also 2049-16384) with no bias, residual
+// or pre-norm output, and gamma / beta in x's dtype, take the dense-rows
+// kernel; a residual, f32 gamma under f16 x (2-byte rows of 4096 then keep
+// the general one-vector teams), f32 rows of 2048 or 4096 or a streamed row
+// keep the general kernels.
 TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
     struct Case {
         tops_dtype_t dt;
@@ -349,7 +350,8 @@ TEST_F(CudaPlans, PlainNormRowsTakeDenseKernel) {
         {TOPS_DTYPE_F16, 1024, false, true, false, false}, {TOPS_DTYPE_F16, 1024, false, false, true, false},
         {TOPS_DTYPE_F16, 4096, false, false, false, true},  {TOPS_DTYPE_BF16, 16384, true, false, false, true},
         {TOPS_DTYPE_F16, 4096, false, true, false, false},  {TOPS_DTYPE_BF16, 2056, true, false, false, true},
-        {TOPS_DTYPE_F16, 65536, false, false, false, false},
+        {TOPS_DTYPE_F16, 65536, false, false, false, false}, {TOPS_DTYPE_F32, 16384, false, false, false, true},
+        {TOPS_DTYPE_F32, 4096, true, false, false, false},   {TOPS_DTYPE_F32, 2048, false, false, false, false},
     };
     for (const Case& c : cases) {
         const int64_t dims[2] = {64, c.cols}, pdims[1] = {c.cols};
