@@ -337,8 +337,8 @@ std::vector<NormCase> norm_cases() {
     c.alias = Alias::pre_x_y_res;
     v.push_back(c);
     // Dense rows (CUDA: a warp per row of 33-128 16-byte vectors, or 256 for
-    // f32, and 128- / 512-thread teams for 2-byte rows of 2049-4096 /
-    // 4097-16384; gamma / beta
+    // f32, 128- / 512-thread teams for 2-byte rows of 2049-4096 / 4097-16384
+    // and 1024-thread teams for f32 rows of 8193-16384; gamma / beta
     // staged in shared memory): rows ending inside a lane's vectors, stats,
     // in place, gamma only, more rows than a block or the grid holds; f32
     // gamma / beta under f16 / bf16 x keep the general kernel.
