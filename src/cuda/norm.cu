@@ -587,9 +587,13 @@ Status choose_launch(tops_dtype_t dt, int64_t rows, int64_t cols, int vec, bool 
     if (!l.kernel) return Status(TOPS_ERROR_INTERNAL, "norm: no CUDA kernel instantiated for this case");
     // Dense rows take the register rows' place (same teams and grid) where instantiated.
     if (dense && vec > 1 && l.kernel->strategy == Strategy::kRegs) {
-        if (const KernelEntry* d = find_kernel(Strategy::kDense, dt, vec, l.kernel->team, l.kernel->iters)) {
+        const KernelEntry* d = find_kernel(Strategy::kDense, dt, vec, l.kernel->team, l.kernel->iters);
+        const size_t staged = size_t(2 * nvec) * kVecBytes;  // gamma and beta staged as 16-byte vectors
+        // f32 rows of 16384 stage 128 KiB, more than some GPUs give a block (99 KiB on sm_86 / sm_89):
+        // those keep the general kernel.
+        if (d && staged <= dynamic_smem_budget(dev, d->fn)) {
             l.kernel = d;
-            l.smem = size_t(2 * nvec) * kVecBytes;  // gamma and beta staged as 16-byte vectors
+            l.smem = staged;
             // A block team stages them once for all its rows (a one-wave grid), not once per row.
             if (rows_per_block == 1) persistent = true;
             TOPS_RETURN_IF_ERROR(allow_dynamic_smem(dev, l.kernel->fn, "norm: cudaFuncSetAttribute"));
