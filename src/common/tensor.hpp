@@ -19,7 +19,13 @@ struct TensorLayout {
 
     bool present() const { return dtype != TOPS_DTYPE_INVALID; }
 
+    // 0 for an empty tensor without forming the product: the other dims of
+    // an empty tensor may multiply past int64 (validation bounds only
+    // non-empty extents).
     int64_t numel() const {
+        for (int i = 0; i < rank; ++i) {
+            if (dims[i] == 0) return 0;
+        }
         int64_t n = 1;
         for (int i = 0; i < rank; ++i) n *= dims[i];
         return n;

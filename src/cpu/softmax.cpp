@@ -51,6 +51,10 @@ int float_lanes(Isa isa) {
 // tensor's strides allow it.
 SoftmaxRowSpace row_space(const SoftmaxParams& p, int skip_a, int skip_b) {
     SoftmaxRowSpace s;
+    if (p.x.numel() == 0) {  // nothing to walk; the other dims may multiply past int64 (fuzz_softmax)
+        s.count = 0;
+        return s;
+    }
     for (int d = 0; d < p.x.rank; ++d) {
         if (d == skip_a || d == skip_b || p.x.dims[d] == 1) continue;
         const int64_t dim = p.x.dims[d];
