@@ -481,6 +481,13 @@ struct Launch {
     bool pdl = false;  // combine: launched as a programmatic dependent of the split kernel
 };
 
+// The launch a plan reports (name, reason): the first kernel of the execute
+// order dense > 16-byte vectors > scalar that the layout allows (execute may
+// still step down one when x is misaligned).
+const Launch& preferred_launch(const Launch& dense, const Launch& vec, const Launch& scalar) {
+    return dense.kernel ? dense : vec.kernel ? vec : scalar;
+}
+
 struct Dim {
     int64_t d, xs, ys;
 };
@@ -588,7 +595,7 @@ public:
     std::string reason() const override { return why_; }
 
 private:
-    const Launch& shown() const { return dense_.kernel ? dense_ : vec_.kernel ? vec_ : scalar_; }
+    const Launch& shown() const { return preferred_launch(dense_, vec_, scalar_); }
 
     ReduceKernelParams base_;
     Launch dense_;    // kernel == nullptr unless the rows qualify (plan_reduce)
@@ -697,7 +704,7 @@ Status plan_reduce(const ReduceParams& rp, const DeviceInfo& dev, PlanPtr* out) 
         vec_l.pdl = vec_l.kernel && runs_sm90_code(dev, vec_l.kernel->fn);
         scalar_l.pdl = runs_sm90_code(dev, scalar_l.kernel->fn);
     }
-    const Launch& shown = dense_l.kernel ? dense_l : vec_l.kernel ? vec_l : scalar_l;
+    const Launch& shown = preferred_launch(dense_l, vec_l, scalar_l);
     std::string why = fmt(cols ? "columns" : base.contiguous ? "contiguous rows" : "strided rows",
                           " outputs=", base.outputs, " len=", base.len, " kept_dims=", nk, " reduced_dims=", nr,
                           " splits=", base.splits, " grid=", shown.grid.x, "x", shown.grid.y,
