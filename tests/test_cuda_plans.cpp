@@ -7,6 +7,7 @@
 // big-then-small and executed big-then-small, then checked against fp64.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -572,6 +573,79 @@ TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
     const std::string plain = conv_kernel(d, "TOPS_CONV_SM90_SPLIT", "0");
     EXPECT_NE(plain.find("_128x64x64"), std::string::npos) << plain;
     EXPECT_EQ(plain.find("splitk"), std::string::npos) << plain;
+}
+
+// A row bias or channel slope that every step of a thread shares (the grid a
+// multiple of its period) takes the hoisted, pipelined elementwise kernel;
+// TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel. The periods (256
+// vectors) divide any grid of 256-thread blocks, so both shapes hoist on every
+// GPU; on 132 SMs they take 2-3 grid steps, the last one ragged. Checked
+// exactly: bias + ReLU and PReLU in f32 round once, as the host does.
+TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
+    std::mt19937_64 rng(kSeed);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    for (const bool prelu : {false, true}) {
+        // (rows, cols) with a [1, cols] bias; (N, C, H, W) with a [1, C, 1, 1] slope.
+        const std::vector<int64_t> dims = prelu ? std::vector<int64_t>{4352, 16, 8, 8} : std::vector<int64_t>{6144, 1024};
+        const std::vector<int64_t> pdims = prelu ? std::vector<int64_t>{1, 16, 1, 1} : std::vector<int64_t>{1, 1024};
+        const int rank = int(dims.size());
+        int64_t n = 1, inner = 1;
+        for (int64_t d : dims) n *= d;
+        for (int i = 2; i < rank; ++i) inner *= dims[size_t(i)];
+        std::vector<float> x(static_cast<size_t>(n)), par(static_cast<size_t>(dims[1]));
+        for (float& v : x) v = normal(rng);
+        for (float& v : par) v = normal(rng);
+        std::vector<float> ref(x.size());
+        for (int64_t i = 0; i < n; ++i) {
+            if (prelu) {
+                const float v = x[size_t(i)], a = par[size_t(i / inner % dims[1])];
+                ref[size_t(i)] = v > 0.0f ? v : a * v;
+            } else {
+                ref[size_t(i)] = std::max(x[size_t(i)] + par[size_t(i % dims[1])], 0.0f);
+            }
+        }
+        DeviceBuffer dx, dp, dy;
+        CUDA_OK(cudaMalloc(&dx.ptr, x.size() * sizeof(float)));
+        CUDA_OK(cudaMalloc(&dp.ptr, par.size() * sizeof(float)));
+        CUDA_OK(cudaMalloc(&dy.ptr, x.size() * sizeof(float)));
+        CUDA_OK(cudaMemcpy(dx.ptr, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(dp.ptr, par.data(), par.size() * sizeof(float), cudaMemcpyHostToDevice));
+        for (const bool pipelined : {true, false}) {
+            if (!pipelined) setenv("TOPS_ELTWISE_PIPELINE", "0", 1);
+            tops_op_t op = nullptr;
+            tops_status_t st;
+            if (prelu) {
+                tops_prelu_desc_t d = tops_prelu_desc_default();
+                TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, rank, dims.data(), nullptr));
+                TOPS_OK(tops_tensor_desc_init(&d.slope, TOPS_DTYPE_F32, rank, pdims.data(), nullptr));
+                d.y = d.x;
+                st = tops_prelu_create(ctx_, &d, &op);
+            } else {
+                tops_bias_act_desc_t d = tops_bias_act_desc_default();
+                TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, rank, dims.data(), nullptr));
+                TOPS_OK(tops_tensor_desc_init(&d.bias, TOPS_DTYPE_F32, rank, pdims.data(), nullptr));
+                d.y = d.x;
+                d.act = TOPS_ACT_RELU;
+                st = tops_bias_act_create(ctx_, &d, &op);
+            }
+            unsetenv("TOPS_ELTWISE_PIPELINE");
+            TOPS_OK(st);
+            ops_.push_back(op);
+            const std::string name = tops_op_kernel_name(op);
+            EXPECT_EQ(name.find("_dense_hoisted_v4_") != std::string::npos, pipelined) << name;
+            CUDA_OK(cudaMemset(dy.ptr, 0xff, x.size() * sizeof(float)));  // NaN
+            CUDA_OK(cudaDeviceSynchronize());
+            const tops_arg_t args[] = {{TOPS_ARG_X, dx.ptr}, {TOPS_ARG_Y, dy.ptr},
+                                       {prelu ? TOPS_ARG_SLOPE : TOPS_ARG_BIAS, dp.ptr}};
+            TOPS_OK(tops_op_execute(ctx_, op, args, 3, nullptr, 0));
+            CUDA_OK(cudaDeviceSynchronize());
+            std::vector<float> y(x.size());
+            CUDA_OK(cudaMemcpy(y.data(), dy.ptr, y.size() * sizeof(float), cudaMemcpyDeviceToHost));
+            int64_t bad = 0;
+            for (size_t i = 0; i < y.size(); ++i) bad += y[i] != ref[i];
+            EXPECT_EQ(bad, 0) << name << ": " << bad << " of " << n << " elements differ";
+        }
+    }
 }
 
 #endif

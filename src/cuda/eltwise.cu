@@ -16,8 +16,11 @@
 // one-wave persistent grid sized from the SM count. Bias + activation and
 // PReLU take 4 16-byte vectors of y per thread and step, issue every load
 // of the step first and keep them packed until the math (bytes in flight
-// without the registers of their f32 copies); weighted sums fold one input
-// at a time over 16 elements per step. f16 / bf16 convert in pairs, and the
+// without the registers of their f32 copies); where the bias / slope is the
+// same vector at every step of a thread (hoisted), the next step's loads are
+// issued before this step's math (on an H200, f16 bias + GELU 16384x4096
+// from 72% to 86% of copy); weighted sums fold one input at a time over 16
+// elements per step. f16 / bf16 convert in pairs, and the
 // activation's accuracy tier follows the storage type (activation.cuh: GELU
 // erf is ~17 instructions for 16-bit storage, so the f16 passes stay
 // memory-bound: f16 bias + GELU 16384x4096 went from 72% to 89% of copy
@@ -175,16 +178,66 @@ __device__ __forceinline__ void packed_to_f32(const uint4& b, float (&v)[VEC]) {
 template <EltwiseKind K>
 constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2;
 
+// The packed step of the two-input kinds: every load of kUnroll vectors per
+// input first ((inputs, kUnroll) vectors, 16 bytes each), converted at the
+// math. HOIST1: input 1 is the same vector at every step (fixed[1]), so it
+// takes no registers per vector.
+template <class T, int VEC, int kUnroll, bool HOIST1>
+struct PackedStep {
+    uint4 raw[HOIST1 ? 1 : 2][kUnroll];
+
+    __device__ __forceinline__ void load(const EltwiseKernelParams& p, int64_t v0, int64_t gstride, int64_t nvec,
+                                         const bool (&hoisted)[2], const uint4 (&fixed)[2]) {
+#pragma unroll
+        for (int k = 0; k < (HOIST1 ? 1 : 2); ++k) {
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t v = v0 + int64_t(u) * gstride;
+                raw[k][u] = uint4{};
+                if (k < p.num_inputs && v < nvec) {
+                    raw[k][u] = hoisted[k] ? fixed[k] : load_packed<T, VEC>(p.in[k], v * VEC);
+                }
+            }
+        }
+    }
+
+    template <EltwiseKind K, Activation A>
+    __device__ __forceinline__ void finish_and_store(const EltwiseKernelParams& p, T* y, int64_t v0, int64_t gstride,
+                                                     int64_t nvec, const uint4 (&fixed)[2]) const {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t v = v0 + int64_t(u) * gstride;
+            if (v < nvec) {
+                float acc[VEC], in[VEC];
+                packed_to_f32<T, VEC>(raw[0][u], acc);
+                packed_to_f32<T, VEC>(HOIST1 ? fixed[1] : raw[HOIST1 ? 0 : 1][u], in);
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) {
+                    if (HOIST1 || p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
+                    acc[j] = finish<T, K, A>(acc[j]);
+                }
+                store_vec_f32<T, VEC>(y + v * VEC, acc);
+            }
+        }
+    }
+};
+
 // ---------------------------------------------------------------- dense y
 // y contiguous (n elements); inputs by class. Full vectors first, then the
-// n % VEC tail element by element.
-template <class T, EltwiseKind K, Activation A, int VEC>
+// n % VEC tail element by element. HOIST1 (packed kinds whose input 1 is
+// hoisted: a row bias or channel slope loaded once, before the loop) frees
+// that input's registers per vector, and they go to a second step in
+// flight: the next step's loads are issued before this step's math (the
+// registers of both fit the 64 of kMinBlocksPerSm; two steps of both
+// inputs would spill).
+template <class T, EltwiseKind K, Activation A, int VEC, bool HOIST1 = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     eltwise_dense_kernel(const __grid_constant__ EltwiseKernelParams p) {
     static_assert(VEC * sizeof(T) <= kVecBytes, "vectors are at most 16 bytes");
     // Two-input kinds with vectors keep a step's loads packed until its math.
     constexpr bool kPacked = K != EltwiseKind::weighted_sum && VEC > 1;
     constexpr int kUnroll = VEC == 1 ? kScalarsPerStep : kPacked ? kVecsPerStep : kWsumElemsPerStep / VEC;
+    static_assert(!HOIST1 || kPacked, "only the packed kinds hoist input 1 at compile time");
     static_assert(kUnroll >= 1, "a step is whole vectors");
     T* y = static_cast<T*>(p.y);
     const int64_t nvec = p.n / VEC;
@@ -199,36 +252,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
             if (hoisted[k]) fixed[k] = load_packed<T, VEC>(p.in[k], gtid * VEC);
         }
     }
-    for (int64_t v0 = gtid; v0 < nvec; v0 += int64_t(kUnroll) * gstride) {
+    if constexpr (HOIST1) {
+        const int64_t step = int64_t(kUnroll) * gstride;
+        PackedStep<T, VEC, kUnroll, HOIST1> cur, nxt;
+        if (gtid < nvec) cur.load(p, gtid, gstride, nvec, hoisted, fixed);
+        for (int64_t v0 = gtid; v0 < nvec; v0 += step) {
+            if (v0 + step < nvec) nxt.load(p, v0 + step, gstride, nvec, hoisted, fixed);
+            cur.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed);
+            cur = nxt;
+        }
+    }
+    for (int64_t v0 = gtid; !HOIST1 && v0 < nvec; v0 += int64_t(kUnroll) * gstride) {
         if constexpr (kPacked) {
-            // Every load of the step first: (inputs, kUnroll) vectors.
-            uint4 raw[2][kUnroll] = {};
-#pragma unroll
-            for (int k = 0; k < 2; ++k) {
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) {
-                    const int64_t v = v0 + int64_t(u) * gstride;
-                    if (k < p.num_inputs && v < nvec) {
-                        raw[k][u] = hoisted[k] ? fixed[k] : load_packed<T, VEC>(p.in[k], v * VEC);
-                    }
-                }
-            }
-            // Then each vector through to its store.
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-                const int64_t v = v0 + int64_t(u) * gstride;
-                if (v < nvec) {
-                    float acc[VEC], in[VEC];
-                    packed_to_f32<T, VEC>(raw[0][u], acc);
-                    packed_to_f32<T, VEC>(raw[1][u], in);
-#pragma unroll
-                    for (int j = 0; j < VEC; ++j) {
-                        if (p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
-                        acc[j] = finish<T, K, A>(acc[j]);
-                    }
-                    store_vec_f32<T, VEC>(y + v * VEC, acc);
-                }
-            }
+            PackedStep<T, VEC, kUnroll, HOIST1> st;
+            st.load(p, v0, gstride, nvec, hoisted, fixed);
+            st.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed);
         } else {
             float acc[kUnroll][VEC] = {};  // (kUnroll, VEC)
 #pragma unroll
@@ -317,6 +355,7 @@ struct KernelEntry {
     int vec;
     const void* fn;
     const char* name;
+    bool hoist1 = false;  // eltwise_dense_kernel's HOIST1
 };
 
 #define TOPS_ELT_ENTRIES(T, DT, NAME, VM, K, A, OPNAME)                                                    \
@@ -329,13 +368,19 @@ struct KernelEntry {
     {Path::kStrided, DT, EltwiseKind::K, Activation::A, 1,                                                 \
      reinterpret_cast<const void*>(&eltwise_strided_kernel<T, EltwiseKind::K, Activation::A>),             \
      OPNAME "_" NAME "_strided_cuda"}
+// The packed kinds also take the hoisted-input-1 kernel.
+#define TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, K, A, OPNAME)                                             \
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, K, A, OPNAME),                                                       \
+    {Path::kDense, DT, EltwiseKind::K, Activation::A, VM,                                                  \
+     reinterpret_cast<const void*>(&eltwise_dense_kernel<T, EltwiseKind::K, Activation::A, VM, true>),     \
+     OPNAME "_" NAME "_dense_hoisted_v" #VM "_cuda", true}
 #define TOPS_ELT_DTYPE(T, DT, NAME, VM)                                                \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, none, "bias"),                         \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, relu, "bias_relu"),                    \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, gelu_erf, "bias_gelu_erf"),            \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, gelu_tanh, "bias_gelu_tanh"),          \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, bias_act, silu, "bias_silu"),                    \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, prelu, none, "prelu"),                           \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, none, "bias"),                  \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, relu, "bias_relu"),             \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, gelu_erf, "bias_gelu_erf"),     \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, gelu_tanh, "bias_gelu_tanh"),   \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, silu, "bias_silu"),             \
+    TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, prelu, none, "prelu"),                    \
     TOPS_ELT_ENTRIES(T, DT, NAME, VM, weighted_sum, none, "weighted_sum")
 
 const KernelEntry kKernels[] = {
@@ -345,11 +390,15 @@ const KernelEntry kKernels[] = {
 };
 
 #undef TOPS_ELT_DTYPE
+#undef TOPS_ELT_PACKED_ENTRIES
 #undef TOPS_ELT_ENTRIES
 
-const KernelEntry* find_kernel(Path path, tops_dtype_t dt, EltwiseKind k, Activation a, int vec) {
+const KernelEntry* find_kernel(Path path, tops_dtype_t dt, EltwiseKind k, Activation a, int vec,
+                               bool hoist1 = false) {
     for (const KernelEntry& e : kKernels) {
-        if (e.path == path && e.dtype == dt && e.kind == k && e.act == a && e.vec == vec) return &e;
+        if (e.path == path && e.dtype == dt && e.kind == k && e.act == a && e.vec == vec && e.hoist1 == hoist1) {
+            return &e;
+        }
     }
     return nullptr;
 }
@@ -549,6 +598,18 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
             TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
                                              base.n / per_step + 1, dev, &vec_l));
             if (ep.kind != EltwiseKind::weighted_sum) hoist_periodic_inputs(periods, ni, &vec_l, &base);
+            // Input 1 hoisted: the kernel that keeps it out of the step's registers and
+            // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
+            // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
+            // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
+            // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6 (docs/performance.md).
+            // TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel (for comparisons).
+            if (base.hoist_periodic && ni == 2 && base.in[1].mode != Mode::dense &&
+                !env_switched_off("TOPS_ELTWISE_PIPELINE")) {
+                // Same launch bounds: the trimmed grid (a multiple of the period) stays.
+                vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
+                if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");
+            }
         }
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, 1),
                                          base.n / kScalarsPerStep + 1, dev, &fallback_l));
