@@ -511,12 +511,19 @@ bool classify(const int64_t* dims, const int64_t* ys, const int64_t* s, int nd, 
 // Trims l's grid to a multiple of the non-dense inputs' periods (vectors) and
 // of kThreads, so those inputs are loaded once per thread
 // (EltwiseKernelParams::hoist_periodic), unless that leaves fewer than
-// kMinHoistedShare of the threads. TOPS_ELTWISE_HOIST=0 keeps the grid.
+// min_share of the threads. TOPS_ELTWISE_HOIST=0 keeps the grid; =1 trims it
+// to any share that keeps a whole unit.
 // H200, compare_torch, hoisted vs not: bias + GELU f16 4096x3072 21.8 vs 23.1
 // us, f32 36.3 vs 37.6, f16 16384x4096 87.8 vs 93.9; PReLU 32x64x56x56 f32
-// (slope period 50176 vectors, 74% of the grid kept) 21.6-21.7 vs 21.4-21.5.
-void hoist_periodic_inputs(const int64_t* periods, int ni, Launch* l, EltwiseKernelParams* p) {
-    constexpr double kMinHoistedShare = 0.9;
+// (slope period 50176 vectors, 74% of the grid kept) 21.6-21.7 vs 21.4-21.5,
+// hence kMinHoistedShare for the general vector kernel. The pipelined kernel
+// (HOIST1) gains more from the hoisting: PReLU per channel with 74% of the
+// grid kept, against the full grid without it, f32 32x64x56x56 20.8-20.9 vs
+// 21.8 us, f32 32x256x14x14 8.5-8.6 vs 8.7, f32 64x128x28x28 and f16
+// 32x64x56x56 within 0.1 us, so it takes kMinHoistedSharePipelined.
+constexpr double kMinHoistedShare = 0.9;
+constexpr double kMinHoistedSharePipelined = 0.7;
+void hoist_periodic_inputs(const int64_t* periods, int ni, double min_share, Launch* l, EltwiseKernelParams* p) {
     if (env_switched_off("TOPS_ELTWISE_HOIST")) return;
     const int64_t threads = int64_t(l->grid) * kThreads;
     int64_t unit = kThreads;
@@ -529,7 +536,8 @@ void hoist_periodic_inputs(const int64_t* periods, int ni, Launch* l, EltwiseKer
         any = true;
     }
     const int64_t kept = threads / unit * unit;
-    if (!any || double(kept) < kMinHoistedShare * double(threads)) return;
+    if (env_flag("TOPS_ELTWISE_HOIST") == '1') min_share = 0.0;
+    if (!any || double(kept) < min_share * double(threads)) return;
     l->grid = int(kept / kThreads);
     p->hoist_periodic = true;
 }
@@ -597,15 +605,19 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
             const int64_t per_step = ep.kind == EltwiseKind::weighted_sum ? kWsumElemsPerStep : vm * kVecsPerStep;
             TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
                                              base.n / per_step + 1, dev, &vec_l));
-            if (ep.kind != EltwiseKind::weighted_sum) hoist_periodic_inputs(periods, ni, &vec_l, &base);
             // Input 1 hoisted: the kernel that keeps it out of the step's registers and
             // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
             // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
             // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
             // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6 (docs/performance.md).
             // TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel (for comparisons).
-            if (base.hoist_periodic && ni == 2 && base.in[1].mode != Mode::dense &&
-                !env_switched_off("TOPS_ELTWISE_PIPELINE")) {
+            const bool pipelined = ep.kind != EltwiseKind::weighted_sum && ni == 2 && periods[1] != 0 &&
+                                   !env_switched_off("TOPS_ELTWISE_PIPELINE");
+            if (ep.kind != EltwiseKind::weighted_sum) {
+                hoist_periodic_inputs(periods, ni, pipelined ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
+                                      &base);
+            }
+            if (pipelined && base.hoist_periodic) {
                 // Same launch bounds: the trimmed grid (a multiple of the period) stays.
                 vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
                 if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");
