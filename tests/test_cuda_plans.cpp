@@ -648,6 +648,42 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
     }
 }
 
+// Weighted sums of 2-4 inputs that all load by 16-byte vectors take the
+// pipelined kernel (one per input count); 5 inputs, an input that needs
+// per-element index math, and TOPS_ELTWISE_PIPELINE=0 keep the general one.
+TEST_F(CudaPlans, WeightedSumsOfTwoToFourInputsTakePipelinedKernel) {
+    const int64_t dims[2] = {64, 1024}, gathered[2] = {64, 1024}, gathered_strides[2] = {1027, 1};
+    for (int n = 2; n <= 5; ++n) {
+        for (int variant = 0; variant < 3; ++variant) {
+            // 0: dense inputs; 1: the last input padded (strided rows: per-element index math);
+            // 2: dense, TOPS_ELTWISE_PIPELINE=0.
+            tops_weighted_sum_desc_t d = tops_weighted_sum_desc_default();
+            d.num_inputs = n;
+            TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F16, 2, dims, nullptr));
+            for (int i = 0; i < n; ++i) {
+                d.inputs[i] = d.y;
+                d.coefs[i] = 1.0f;
+            }
+            if (variant == 1) {
+                TOPS_OK(tops_tensor_desc_init(&d.inputs[n - 1], TOPS_DTYPE_F16, 2, gathered, gathered_strides));
+            }
+            if (variant == 2) setenv("TOPS_ELTWISE_PIPELINE", "0", 1);
+            tops_op_t op = nullptr;
+            const tops_status_t st = tops_weighted_sum_create(ctx_, &d, &op);
+            unsetenv("TOPS_ELTWISE_PIPELINE");
+            TOPS_OK(st);
+            ops_.push_back(op);
+            const std::string name = tops_op_kernel_name(op);
+            const bool pipelined = n <= 4 && variant == 0;
+            EXPECT_EQ(name.find("_pipelined_") != std::string::npos, pipelined)
+                << n << " inputs, variant " << variant << ": " << name;
+            if (pipelined) {
+                EXPECT_NE(name.find("weighted_sum" + std::to_string(n) + "_f16"), std::string::npos) << name;
+            }
+        }
+    }
+}
+
 #endif
 
 }  // namespace

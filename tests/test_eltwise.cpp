@@ -144,6 +144,11 @@ std::vector<EltCase> eltwise_cases() {
         }
         v.push_back(c);
     }
+    // Whole 16-byte vectors of every input: the CUDA pipelined weighted sums (2-4 inputs), dense with a
+    // tail of single elements, and dense / const / row / column inputs over several grid steps.
+    v.push_back({"wsum_3_vec_tail", Kind::weighted_sum, Act::none, {31, 1031}, {{31, 1031}, {31, 1031}, {31, 1031}}});
+    v.push_back({"wsum_4_vec_modes", Kind::weighted_sum, Act::none, {512, 2048},
+                 {{512, 2048}, {1, 1}, {1, 2048}, {512, 1}}});
     v.push_back({"wsum_3_per_channel", Kind::weighted_sum, Act::none, {2, 16, 7, 7},
                  {{2, 16, 7, 7}, {1, 16, 1, 1}, {2, 16, 7, 7}}});
     v.push_back({"wsum_4_stride2", Kind::weighted_sum, Act::none, {17, 129},

@@ -19,8 +19,10 @@
 // without the registers of their f32 copies); where the bias / slope is the
 // same vector at every step of a thread (hoisted), the next step's loads are
 // issued before this step's math (on an H200, f16 bias + GELU 16384x4096
-// from 72% to 86% of copy); weighted sums fold one input at a time over 16
-// elements per step. f16 / bf16 convert in pairs, and the
+// from 72% to 86% of copy); weighted sums of 2-4 inputs whose inputs all
+// load by vectors take one vector per input and step with the next step's
+// loads in flight (3 f16 inputs 16384x4096: 78% -> 98% of copy on the H200),
+// other weighted sums fold one input at a time over 16 elements per step. f16 / bf16 convert in pairs, and the
 // activation's accuracy tier follows the storage type (activation.cuh: GELU
 // erf is ~17 instructions for 16-bit storage, so the f16 passes stay
 // memory-bound: f16 bias + GELU 16384x4096 went from 72% to 89% of copy
@@ -308,6 +310,54 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     }
 }
 
+// ---------------------------------------------------------------- weighted sums, pipelined
+// N inputs (2..kMaxPipelinedInputs), each by 16-byte vectors (dense, row_vec,
+// konst or run), y dense: one packed vector per input and step, the next
+// step's loads issued before this step's math; inputs folded in order, as the
+// general kernel does (the same bits). Two vectors per input and step were
+// slower (and spill from 3 inputs): H200, 3 f16 inputs 16384x4096 146.8 us
+// against 131.8, docs/performance.md.
+constexpr int kMaxPipelinedInputs = 4;  // 5 inputs: 40 registers of packed vectors alone
+
+template <class T, int VEC, int N>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
+    eltwise_wsum_pipelined_kernel(const __grid_constant__ EltwiseKernelParams p) {
+    static_assert(VEC * sizeof(T) == kVecBytes, "whole 16-byte vectors");
+    static_assert(N >= 2 && N <= kMaxPipelinedInputs, "inputs of a pipelined weighted sum");
+    T* y = static_cast<T*>(p.y);
+    const int64_t nvec = p.n / VEC;
+    const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
+    const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    uint4 cur[N], nxt[N];  // (inputs) packed vectors
+    if (gtid < nvec) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) cur[k] = load_packed<T, VEC>(p.in[k], gtid * VEC);
+    }
+    for (int64_t v = gtid; v < nvec; v += gstride) {
+        if (v + gstride < nvec) {
+#pragma unroll
+            for (int k = 0; k < N; ++k) nxt[k] = load_packed<T, VEC>(p.in[k], (v + gstride) * VEC);
+        }
+        float acc[VEC], in[VEC];
+#pragma unroll
+        for (int k = 0; k < N; ++k) {
+            packed_to_f32<T, VEC>(cur[k], in);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) acc[j] = fold<EltwiseKind::weighted_sum>(k, acc[j], in[j], p.coefs[k]);
+        }
+        store_vec_f32<T, VEC>(y + v * VEC, acc);
+#pragma unroll
+        for (int k = 0; k < N; ++k) cur[k] = nxt[k];
+    }
+    const int64_t i = nvec * VEC + gtid;
+    if (i < p.n) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < N; ++k) acc = fold<EltwiseKind::weighted_sum>(k, acc, load_one<T>(p.in[k], i), p.coefs[k]);
+        y[i] = ElemTraits<T>::from_float(acc);
+    }
+}
+
 // ---------------------------------------------------------------- general
 // Any strides: each element index is decomposed over the merged dims.
 template <class T, EltwiseKind K, Activation A>
@@ -356,6 +406,7 @@ struct KernelEntry {
     const void* fn;
     const char* name;
     bool hoist1 = false;  // eltwise_dense_kernel's HOIST1
+    int inputs = 0;       // pipelined weighted sums: N (0: any number)
 };
 
 #define TOPS_ELT_ENTRIES(T, DT, NAME, VM, K, A, OPNAME)                                                    \
@@ -374,6 +425,11 @@ struct KernelEntry {
     {Path::kDense, DT, EltwiseKind::K, Activation::A, VM,                                                  \
      reinterpret_cast<const void*>(&eltwise_dense_kernel<T, EltwiseKind::K, Activation::A, VM, true>),     \
      OPNAME "_" NAME "_dense_hoisted_v" #VM "_cuda", true}
+// Pipelined weighted sums of N inputs (KernelEntry::inputs = N).
+#define TOPS_ELT_WSUM_ENTRY(T, DT, NAME, VM, N)                                                             \
+    {Path::kDense, DT, EltwiseKind::weighted_sum, Activation::none, VM,                                      \
+     reinterpret_cast<const void*>(&eltwise_wsum_pipelined_kernel<T, VM, N>),                                \
+     "weighted_sum" #N "_" NAME "_pipelined_v" #VM "_cuda", false, N}
 #define TOPS_ELT_DTYPE(T, DT, NAME, VM)                                                \
     TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, none, "bias"),                  \
     TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, relu, "bias_relu"),             \
@@ -381,7 +437,9 @@ struct KernelEntry {
     TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, gelu_tanh, "bias_gelu_tanh"),   \
     TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, bias_act, silu, "bias_silu"),             \
     TOPS_ELT_PACKED_ENTRIES(T, DT, NAME, VM, prelu, none, "prelu"),                    \
-    TOPS_ELT_ENTRIES(T, DT, NAME, VM, weighted_sum, none, "weighted_sum")
+    TOPS_ELT_ENTRIES(T, DT, NAME, VM, weighted_sum, none, "weighted_sum"),             \
+    TOPS_ELT_WSUM_ENTRY(T, DT, NAME, VM, 2), TOPS_ELT_WSUM_ENTRY(T, DT, NAME, VM, 3),  \
+    TOPS_ELT_WSUM_ENTRY(T, DT, NAME, VM, 4)
 
 const KernelEntry kKernels[] = {
     TOPS_ELT_DTYPE(float, TOPS_DTYPE_F32, "f32", 4),
@@ -391,12 +449,21 @@ const KernelEntry kKernels[] = {
 
 #undef TOPS_ELT_DTYPE
 #undef TOPS_ELT_PACKED_ENTRIES
+#undef TOPS_ELT_WSUM_ENTRY
 #undef TOPS_ELT_ENTRIES
+
+const KernelEntry* find_wsum_kernel(tops_dtype_t dt, int inputs) {
+    for (const KernelEntry& e : kKernels) {
+        if (e.dtype == dt && e.inputs == inputs) return &e;
+    }
+    return nullptr;
+}
 
 const KernelEntry* find_kernel(Path path, tops_dtype_t dt, EltwiseKind k, Activation a, int vec,
                                bool hoist1 = false) {
     for (const KernelEntry& e : kKernels) {
-        if (e.path == path && e.dtype == dt && e.kind == k && e.act == a && e.vec == vec && e.hoist1 == hoist1) {
+        if (e.path == path && e.dtype == dt && e.kind == k && e.act == a && e.vec == vec && e.hoist1 == hoist1 &&
+            e.inputs == 0) {
             return &e;
         }
     }
@@ -616,6 +683,14 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
             if (ep.kind != EltwiseKind::weighted_sum) {
                 hoist_periodic_inputs(periods, ni, pipelined ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
+            }
+            // Weighted sums of 2-4 inputs: the pipelined kernel. H200, compare_torch's timer,
+            // against the general vector kernel: 3 f16 inputs 16384x4096 165.0 -> 131.8 us, 2
+            // inputs 125.6 -> 101.2, 4 f16 inputs 4096x3072 49.3 -> 37.4, 3 f32 inputs
+            // 8192x8192 258.2 -> 254.8 (docs/performance.md).
+            if (ep.kind == EltwiseKind::weighted_sum && ni >= 2 && ni <= kMaxPipelinedInputs &&
+                !env_switched_off("TOPS_ELTWISE_PIPELINE")) {
+                TOPS_RETURN_IF_ERROR(make_launch(find_wsum_kernel(dt, ni), base.n / vm + 1, dev, &vec_l));
             }
             if (pipelined && base.hoist_periodic) {
                 // Same launch bounds: the trimmed grid (a multiple of the period) stays.
