@@ -586,7 +586,8 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
     std::normal_distribution<float> normal(0.0f, 2.0f);
     for (const bool prelu : {false, true}) {
         // (rows, cols) with a [1, cols] bias; (N, C, H, W) with a [1, C, 1, 1] slope.
-        const std::vector<int64_t> dims = prelu ? std::vector<int64_t>{4352, 16, 8, 8} : std::vector<int64_t>{6144, 1024};
+        const std::vector<int64_t> dims =
+            prelu ? std::vector<int64_t>{4352, 16, 8, 8} : std::vector<int64_t>{6144, 1024};
         const std::vector<int64_t> pdims = prelu ? std::vector<int64_t>{1, 16, 1, 1} : std::vector<int64_t>{1, 1024};
         const int rank = int(dims.size());
         int64_t n = 1, inner = 1;

@@ -22,12 +22,12 @@
 // from 72% to 86% of copy); weighted sums of 2-4 inputs whose inputs all
 // load by vectors take one vector per input and step with the next step's
 // loads in flight (3 f16 inputs 16384x4096: 78% -> 98% of copy on the H200),
-// other weighted sums fold one input at a time over 16 elements per step. f16 / bf16 convert in pairs, and the
-// activation's accuracy tier follows the storage type (activation.cuh: GELU
-// erf is ~17 instructions for 16-bit storage, so the f16 passes stay
-// memory-bound: f16 bias + GELU 16384x4096 went from 72% to 89% of copy
-// on the H100, docs/performance.md). Anything else (a
-// strided y, inputs varying along several dims) takes the general kernel,
+// other weighted sums fold one input at a time over 16 elements per step.
+// f16 / bf16 convert in pairs, and the activation's accuracy tier follows the
+// storage type (activation.cuh: GELU erf is ~17 instructions for 16-bit
+// storage, so the f16 passes stay memory-bound: on the H100 that took f16
+// bias + GELU 16384x4096 from 72% to 89% of copy, docs/performance.md).
+// Anything else (a strided y, inputs varying along several dims) takes the general kernel,
 // which decomposes each element index over the merged dims. Every element
 // is read and written by the same thread, so y may alias an input exactly.
 #include <algorithm>
