@@ -117,6 +117,18 @@ class Timer:
         return {name: statistics.median(t) for name, t in times.items()}
 
 
+def probe_setup(ap, reps):
+    """A probe's start: its arguments plus --lib and --reps parsed, torch seeded (and the seed printed);
+    returns (args, Tops, a write-flush Timer of args.reps calls after 5 warm-ups)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--lib", default=os.path.join(here, "..", "build", "libtops.so"))
+    ap.add_argument("--reps", type=int, default=reps)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    print("seed 0")
+    return args, Tops(args.lib), Timer(args.reps, 5, "write")
+
+
 def copy_ceiling(timer):
     src = torch.randn(COPY_BYTES // 4, device="cuda")
     dst = torch.empty_like(src)

@@ -18,8 +18,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_torch import Timer  # noqa: E402
-from tops_ctypes import Tops  # noqa: E402
+from compare_torch import probe_setup  # noqa: E402
 
 BIAS_CASES = [(torch.float16, (16384, 4096)), (torch.float16, (4096, 3072)), (torch.bfloat16, (4096, 3072)),
               (torch.float32, (4096, 3072)), (torch.float32, (8192, 8192))]
@@ -91,16 +90,9 @@ class PreluCheck:
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", default=os.path.join(here, "..", "build", "libtops.so"))
     ap.add_argument("--part", choices=("bias", "prelu", "wsum"), default="bias")
-    ap.add_argument("--reps", type=int, default=50)
-    a = ap.parse_args()
-    tops = Tops(a.lib)
-    timer = Timer(a.reps, 5, "write")
-    torch.manual_seed(0)
-    print("seed 0")
+    a, tops, timer = probe_setup(ap, 50)
     off = {"TOPS_ELTWISE_PIPELINE": "0"}
     if a.part == "bias":
         for dt, (m, n) in BIAS_CASES:

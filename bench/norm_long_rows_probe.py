@@ -13,22 +13,14 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_torch import Timer  # noqa: E402
-from tops_ctypes import Tops  # noqa: E402
+from compare_torch import probe_setup  # noqa: E402
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", default=os.path.join(here, "..", "build", "libtops.so"))
     ap.add_argument("--rows", type=int, default=256)
     ap.add_argument("--cols", type=int, default=65536)
-    ap.add_argument("--reps", type=int, default=50)
-    a = ap.parse_args()
-    tops = Tops(a.lib)
-    timer = Timer(a.reps, 5, "write")
-    torch.manual_seed(0)
-    print("seed 0")
+    a, tops, timer = probe_setup(ap, 50)
     x = torch.randn(a.rows, a.cols, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     g16 = torch.randn(a.cols, device="cuda", dtype=torch.float16) * 0.1 + 1
