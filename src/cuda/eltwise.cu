@@ -591,7 +591,9 @@ bool classify(const int64_t* dims, const int64_t* ys, const int64_t* s, int nd, 
 constexpr double kMinHoistedShare = 0.9;
 constexpr double kMinHoistedSharePipelined = 0.7;
 void hoist_periodic_inputs(const int64_t* periods, int ni, double min_share, Launch* l, EltwiseKernelParams* p) {
-    if (env_switched_off("TOPS_ELTWISE_HOIST")) return;
+    const char hoist = env_flag("TOPS_ELTWISE_HOIST");
+    if (hoist == '0') return;
+    if (hoist == '1') min_share = 0.0;
     const int64_t threads = int64_t(l->grid) * kThreads;
     int64_t unit = kThreads;
     bool any = false;
@@ -603,7 +605,6 @@ void hoist_periodic_inputs(const int64_t* periods, int ni, double min_share, Lau
         any = true;
     }
     const int64_t kept = threads / unit * unit;
-    if (env_flag("TOPS_ELTWISE_HOIST") == '1') min_share = 0.0;
     if (!any || double(kept) < min_share * double(threads)) return;
     l->grid = int(kept / kThreads);
     p->hoist_periodic = true;
@@ -669,33 +670,33 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
     if (classified) {
         // A gathered input needs per-element index math: the VEC = 1 kernel.
         if (!gather) {
-            const int64_t per_step = ep.kind == EltwiseKind::weighted_sum ? kWsumElemsPerStep : vm * kVecsPerStep;
-            TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
-                                             base.n / per_step + 1, dev, &vec_l));
-            // Input 1 hoisted: the kernel that keeps it out of the step's registers and
-            // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
-            // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
-            // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
-            // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6 (docs/performance.md).
-            // TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel (for comparisons).
-            const bool pipelined = ep.kind != EltwiseKind::weighted_sum && ni == 2 && periods[1] != 0 &&
-                                   !env_switched_off("TOPS_ELTWISE_PIPELINE");
-            if (ep.kind != EltwiseKind::weighted_sum) {
-                hoist_periodic_inputs(periods, ni, pipelined ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
+            // TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernels (for comparisons).
+            const bool pipeline = !env_switched_off("TOPS_ELTWISE_PIPELINE");
+            if (ep.kind == EltwiseKind::weighted_sum) {
+                // 2-4 inputs: the pipelined kernel. H200, compare_torch's timer, against the
+                // general vector kernel: 3 f16 inputs 16384x4096 165.0 -> 131.8 us, 2 inputs
+                // 125.6 -> 101.2, 4 f16 inputs 4096x3072 49.3 -> 37.4, 3 f32 inputs 8192x8192
+                // 258.2 -> 254.8 (docs/performance.md).
+                const bool piped = pipeline && ni >= 2 && ni <= kMaxPipelinedInputs;
+                const KernelEntry* k =
+                    piped ? find_wsum_kernel(dt, ni) : find_kernel(Path::kDense, dt, ep.kind, ep.act, vm);
+                TOPS_RETURN_IF_ERROR(make_launch(k, base.n / (piped ? vm : kWsumElemsPerStep) + 1, dev, &vec_l));
+            } else {
+                TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
+                                                 base.n / (vm * kVecsPerStep) + 1, dev, &vec_l));
+                // Input 1 hoisted: the kernel that keeps it out of the step's registers and
+                // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
+                // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
+                // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
+                // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6 (docs/performance.md).
+                const bool piped = pipeline && ni == 2 && periods[1] != 0;
+                hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
-            }
-            // Weighted sums of 2-4 inputs: the pipelined kernel. H200, compare_torch's timer,
-            // against the general vector kernel: 3 f16 inputs 16384x4096 165.0 -> 131.8 us, 2
-            // inputs 125.6 -> 101.2, 4 f16 inputs 4096x3072 49.3 -> 37.4, 3 f32 inputs
-            // 8192x8192 258.2 -> 254.8 (docs/performance.md).
-            if (ep.kind == EltwiseKind::weighted_sum && ni >= 2 && ni <= kMaxPipelinedInputs &&
-                !env_switched_off("TOPS_ELTWISE_PIPELINE")) {
-                TOPS_RETURN_IF_ERROR(make_launch(find_wsum_kernel(dt, ni), base.n / vm + 1, dev, &vec_l));
-            }
-            if (pipelined && base.hoist_periodic) {
-                // Same launch bounds: the trimmed grid (a multiple of the period) stays.
-                vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
-                if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");
+                if (piped && base.hoist_periodic) {
+                    // Same launch bounds: the trimmed grid (a multiple of the period) stays.
+                    vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
+                    if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");
+                }
             }
         }
         TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, 1),
