@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     }
     if constexpr (HOIST1) {
         const int64_t step = int64_t(kUnroll) * gstride;
-        PackedStep<T, VEC, kUnroll, HOIST1> cur, nxt;
+        PackedStep<T, VEC, kUnroll, HOIST1> cur, nxt{};  // nxt zeroed: copied after the last step too
         if (gtid < nvec) cur.load(p, gtid, gstride, nvec, hoisted, fixed);
         for (int64_t v0 = gtid; v0 < nvec; v0 += step) {
             if (v0 + step < nvec) nxt.load(p, v0 + step, gstride, nvec, hoisted, fixed);
@@ -328,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     const int64_t nvec = p.n / VEC;
     const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
     const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    uint4 cur[N], nxt[N];  // (inputs) packed vectors
+    uint4 cur[N], nxt[N] = {};  // (inputs) packed vectors; nxt zeroed: copied after the last step too
     if (gtid < nvec) {
 #pragma unroll
         for (int k = 0; k < N; ++k) cur[k] = load_packed<T, VEC>(p.in[k], gtid * VEC);
