@@ -577,10 +577,11 @@ TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
 
 // A row bias or channel slope that every step of a thread shares (the grid a
 // multiple of its period) takes the hoisted, pipelined elementwise kernel;
-// TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel. The periods (256
-// vectors) divide any grid of 256-thread blocks, so both shapes hoist on every
-// GPU; on 132 SMs they take 2-3 grid steps, the last one ragged. Checked
-// exactly: bias + ReLU and PReLU in f32 round once, as the host does.
+// TOPS_ELTWISE_PIPELINE=0, or an x that is not dense (a broadcast view), keeps
+// the general vector kernel. The periods (256 vectors) divide any grid of
+// 256-thread blocks, so both shapes hoist on every GPU; on 132 SMs they take
+// 2-3 grid steps, the last one ragged. Checked exactly: bias + ReLU and PReLU
+// in f32 round once, as the host does.
 TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
     std::mt19937_64 rng(kSeed);
     std::normal_distribution<float> normal(0.0f, 2.0f);
@@ -596,13 +597,19 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
         std::vector<float> x(static_cast<size_t>(n)), par(static_cast<size_t>(dims[1]));
         for (float& v : x) v = normal(rng);
         for (float& v : par) v = normal(rng);
-        std::vector<float> ref(x.size());
-        for (int64_t i = 0; i < n; ++i) {
-            if (prelu) {
-                const float v = x[size_t(i)], a = par[size_t(i / inner % dims[1])];
-                ref[size_t(i)] = v > 0.0f ? v : a * v;
-            } else {
-                ref[size_t(i)] = std::max(x[size_t(i)] + par[size_t(i % dims[1])], 0.0f);
+        // Forms: 0 the pipelined kernel, 1 TOPS_ELTWISE_PIPELINE=0, 2 (bias only) x a broadcast
+        // view of its first row (row stride 0): not dense, so the general kernel.
+        std::vector<float> ref[3];
+        for (int form = 0; form < 3; ++form) {
+            ref[form].resize(x.size());
+            for (int64_t i = 0; i < n; ++i) {
+                const float v = x[size_t(form == 2 ? i % dims[1] : i)];
+                if (prelu) {
+                    const float a = par[size_t(i / inner % dims[1])];
+                    ref[form][size_t(i)] = v > 0.0f ? v : a * v;
+                } else {
+                    ref[form][size_t(i)] = std::max(v + par[size_t(i % dims[1])], 0.0f);
+                }
             }
         }
         DeviceBuffer dx, dp, dy;
@@ -611,8 +618,9 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
         CUDA_OK(cudaMalloc(&dy.ptr, x.size() * sizeof(float)));
         CUDA_OK(cudaMemcpy(dx.ptr, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemcpy(dp.ptr, par.data(), par.size() * sizeof(float), cudaMemcpyHostToDevice));
-        for (const bool pipelined : {true, false}) {
-            if (!pipelined) setenv("TOPS_ELTWISE_PIPELINE", "0", 1);
+        const int64_t x_bcast_strides[2] = {0, 1};
+        for (int form = 0; form < (prelu ? 2 : 3); ++form) {
+            if (form == 1) setenv("TOPS_ELTWISE_PIPELINE", "0", 1);
             tops_op_t op = nullptr;
             tops_status_t st;
             if (prelu) {
@@ -623,9 +631,10 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
                 st = tops_prelu_create(ctx_, &d, &op);
             } else {
                 tops_bias_act_desc_t d = tops_bias_act_desc_default();
-                TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, rank, dims.data(), nullptr));
+                TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F32, rank, dims.data(), nullptr));
+                TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, rank, dims.data(),
+                                              form == 2 ? x_bcast_strides : nullptr));
                 TOPS_OK(tops_tensor_desc_init(&d.bias, TOPS_DTYPE_F32, rank, pdims.data(), nullptr));
-                d.y = d.x;
                 d.act = TOPS_ACT_RELU;
                 st = tops_bias_act_create(ctx_, &d, &op);
             }
@@ -633,7 +642,10 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
             TOPS_OK(st);
             ops_.push_back(op);
             const std::string name = tops_op_kernel_name(op);
-            EXPECT_EQ(name.find("_dense_hoisted_v4_") != std::string::npos, pipelined) << name;
+            EXPECT_EQ(name.find("_dense_hoisted_v4_") != std::string::npos, form == 0) << name;
+            if (form == 2) {
+                EXPECT_NE(name.find("_dense_v4_"), std::string::npos) << name;
+            }
             CUDA_OK(cudaMemset(dy.ptr, 0xff, x.size() * sizeof(float)));  // NaN
             CUDA_OK(cudaDeviceSynchronize());
             const tops_arg_t args[] = {{TOPS_ARG_X, dx.ptr}, {TOPS_ARG_Y, dy.ptr},
@@ -643,7 +655,7 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
             std::vector<float> y(x.size());
             CUDA_OK(cudaMemcpy(y.data(), dy.ptr, y.size() * sizeof(float), cudaMemcpyDeviceToHost));
             int64_t bad = 0;
-            for (size_t i = 0; i < y.size(); ++i) bad += y[i] != ref[i];
+            for (size_t i = 0; i < y.size(); ++i) bad += y[i] != ref[form][i];
             EXPECT_EQ(bad, 0) << name << ": " << bad << " of " << n << " elements differ";
         }
     }

@@ -183,7 +183,10 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 // The packed step of the two-input kinds: every load of kUnroll vectors per
 // input first ((inputs, kUnroll) vectors, 16 bytes each), converted at the
 // math. HOIST1: input 1 is the same vector at every step (fixed[1]), so it
-// takes no registers per vector.
+// takes no registers per vector, and input 0 is dense (the plan checks both),
+// so its loads are plain 16-byte loads with no run-time choice of mode
+// around each one (H200, bias + ReLU f32 8192x8192 149.0 -> 135.5 us, a copy of
+// the same bytes 129.6; f32 4096x3072 32.5 -> 28.8, copy 28.4).
 template <class T, int VEC, int kUnroll, bool HOIST1>
 struct PackedStep {
     uint4 raw[HOIST1 ? 1 : 2][kUnroll];
@@ -196,7 +199,9 @@ struct PackedStep {
             for (int u = 0; u < kUnroll; ++u) {
                 const int64_t v = v0 + int64_t(u) * gstride;
                 raw[k][u] = uint4{};
-                if (k < p.num_inputs && v < nvec) {
+                if constexpr (HOIST1) {
+                    if (v < nvec) raw[0][u] = static_cast<const uint4*>(p.in[0].ptr)[v];
+                } else if (k < p.num_inputs && v < nvec) {
                     raw[k][u] = hoisted[k] ? fixed[k] : load_packed<T, VEC>(p.in[k], v * VEC);
                 }
             }
@@ -684,12 +689,13 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
             } else {
                 TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
                                                  base.n / (vm * kVecsPerStep) + 1, dev, &vec_l));
-                // Input 1 hoisted: the kernel that keeps it out of the step's registers and
-                // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
-                // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
-                // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
-                // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6 (docs/performance.md).
-                const bool piped = pipeline && ni == 2 && periods[1] != 0;
+                // Input 1 hoisted, input 0 dense: the kernel that keeps input 1 out of the step's
+                // registers and pipelines its steps. H200, compare_torch's timer, bias + GELU erf
+                // against the same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16
+                // 4096x3072 22.4 -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0;
+                // without the pipelining (the registers only) 76.2, 19.7, 36.4, 161.6; with input
+                // 0's loads plain (no mode choice) 73.3, 18.3, 31.8, 141.7 (docs/performance.md).
+                const bool piped = pipeline && ni == 2 && base.in[0].mode == Mode::dense && periods[1] != 0;
                 hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
                 if (piped && base.hoist_periodic) {
