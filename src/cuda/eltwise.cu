@@ -12,7 +12,8 @@
 //            [M, 1]): a whole vector of y sees one input element;
 //   gather   one varying dim otherwise: per-element index math.
 // A dense y with classified inputs takes the vector kernel (VEC = 1 when an
-// input is gathered or a pointer is misaligned), grid-stride over a
+// input is gathered, a pointer is misaligned, or x of bias + activation or
+// PReLU is not dense), grid-stride over a
 // one-wave persistent grid sized from the SM count. Bias + activation and
 // PReLU take 4 16-byte vectors of y per thread and step, issue every load
 // of the step first and keep them packed until the math (bytes in flight
@@ -182,27 +183,30 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 
 // The packed step of the two-input kinds: every load of kUnroll vectors per
 // input first ((inputs, kUnroll) vectors, 16 bytes each), converted at the
-// math. HOIST1: input 1 is the same vector at every step (fixed[1]), so it
-// takes no registers per vector, and input 0 is dense (the plan checks both),
-// so its loads are plain 16-byte loads with no run-time choice of mode
-// around each one (H200, bias + ReLU f32 8192x8192 149.0 -> 135.5 us, a copy of
-// the same bytes 129.6; f32 4096x3072 32.5 -> 28.8, copy 28.4).
+// math. Input 0 (x) is dense (the plan gives these kernels no other), so its
+// loads are plain 16-byte loads with no run-time choice of mode around each
+// one (H200, hoisted bias + ReLU f32 8192x8192 149.0 -> 135.5 us, a copy of the
+// same bytes 129.6; f32 4096x3072 32.5 -> 28.8, copy 28.4). HOIST1: input 1
+// is the same vector at every step (fixed[1]), so it takes no registers per
+// vector.
 template <class T, int VEC, int kUnroll, bool HOIST1>
 struct PackedStep {
     uint4 raw[HOIST1 ? 1 : 2][kUnroll];
 
     __device__ __forceinline__ void load(const EltwiseKernelParams& p, int64_t v0, int64_t gstride, int64_t nvec,
-                                         const bool (&hoisted)[2], const uint4 (&fixed)[2]) {
+                                         bool hoisted1, const uint4& fixed1) {
 #pragma unroll
         for (int k = 0; k < (HOIST1 ? 1 : 2); ++k) {
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
                 const int64_t v = v0 + int64_t(u) * gstride;
                 raw[k][u] = uint4{};
-                if constexpr (HOIST1) {
-                    if (v < nvec) raw[0][u] = static_cast<const uint4*>(p.in[0].ptr)[v];
-                } else if (k < p.num_inputs && v < nvec) {
-                    raw[k][u] = hoisted[k] ? fixed[k] : load_packed<T, VEC>(p.in[k], v * VEC);
+                if (v < nvec) {
+                    if (k == 0) {
+                        raw[0][u] = static_cast<const uint4*>(p.in[0].ptr)[v];
+                    } else if (p.num_inputs > 1) {
+                        raw[k][u] = hoisted1 ? fixed1 : load_packed<T, VEC>(p.in[1], v * VEC);
+                    }
                 }
             }
         }
@@ -210,14 +214,14 @@ struct PackedStep {
 
     template <EltwiseKind K, Activation A>
     __device__ __forceinline__ void finish_and_store(const EltwiseKernelParams& p, T* y, int64_t v0, int64_t gstride,
-                                                     int64_t nvec, const uint4 (&fixed)[2]) const {
+                                                     int64_t nvec, const uint4& fixed1) const {
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             const int64_t v = v0 + int64_t(u) * gstride;
             if (v < nvec) {
                 float acc[VEC], in[VEC];
                 packed_to_f32<T, VEC>(raw[0][u], acc);
-                packed_to_f32<T, VEC>(HOIST1 ? fixed[1] : raw[HOIST1 ? 0 : 1][u], in);
+                packed_to_f32<T, VEC>(HOIST1 ? fixed1 : raw[HOIST1 ? 0 : 1][u], in);
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) {
                     if (HOIST1 || p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
@@ -250,30 +254,28 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     const int64_t nvec = p.n / VEC;
     const int64_t gstride = int64_t(gridDim.x) * blockDim.x;
     const int64_t gtid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    bool hoisted[2] = {};  // input k's vectors are fixed[k] at every step
-    uint4 fixed[2] = {};
+    // Packed kinds: input 1's vector is fixed1 at every step (hoisted1), or loaded per step.
+    bool hoisted1 = false;
+    uint4 fixed1 = {};
     if constexpr (kPacked) {
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-            hoisted[k] = p.hoist_periodic && k < p.num_inputs && p.in[k].mode != Mode::dense && gtid < nvec;
-            if (hoisted[k]) fixed[k] = load_packed<T, VEC>(p.in[k], gtid * VEC);
-        }
+        hoisted1 = p.hoist_periodic && p.num_inputs > 1 && p.in[1].mode != Mode::dense && gtid < nvec;
+        if (hoisted1) fixed1 = load_packed<T, VEC>(p.in[1], gtid * VEC);
     }
     if constexpr (HOIST1) {
         const int64_t step = int64_t(kUnroll) * gstride;
         PackedStep<T, VEC, kUnroll, HOIST1> cur, nxt{};  // nxt zeroed: copied after the last step too
-        if (gtid < nvec) cur.load(p, gtid, gstride, nvec, hoisted, fixed);
+        if (gtid < nvec) cur.load(p, gtid, gstride, nvec, hoisted1, fixed1);
         for (int64_t v0 = gtid; v0 < nvec; v0 += step) {
-            if (v0 + step < nvec) nxt.load(p, v0 + step, gstride, nvec, hoisted, fixed);
-            cur.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed);
+            if (v0 + step < nvec) nxt.load(p, v0 + step, gstride, nvec, hoisted1, fixed1);
+            cur.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed1);
             cur = nxt;
         }
     }
     for (int64_t v0 = gtid; !HOIST1 && v0 < nvec; v0 += int64_t(kUnroll) * gstride) {
         if constexpr (kPacked) {
             PackedStep<T, VEC, kUnroll, HOIST1> st;
-            st.load(p, v0, gstride, nvec, hoisted, fixed);
-            st.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed);
+            st.load(p, v0, gstride, nvec, hoisted1, fixed1);
+            st.template finish_and_store<K, A>(p, y, v0, gstride, nvec, fixed1);
         } else {
             float acc[kUnroll][VEC] = {};  // (kUnroll, VEC)
 #pragma unroll
@@ -686,16 +688,17 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
                 const KernelEntry* k =
                     piped ? find_wsum_kernel(dt, ni) : find_kernel(Path::kDense, dt, ep.kind, ep.act, vm);
                 TOPS_RETURN_IF_ERROR(make_launch(k, base.n / (piped ? vm : kWsumElemsPerStep) + 1, dev, &vec_l));
-            } else {
+            } else if (base.in[0].mode == Mode::dense) {
+                // The packed kernels load x as dense vectors (a broadcast view of x: VEC = 1).
                 TOPS_RETURN_IF_ERROR(make_launch(find_kernel(Path::kDense, dt, ep.kind, ep.act, vm),
                                                  base.n / (vm * kVecsPerStep) + 1, dev, &vec_l));
-                // Input 1 hoisted, input 0 dense: the kernel that keeps input 1 out of the step's
-                // registers and pipelines its steps. H200, compare_torch's timer, bias + GELU erf
-                // against the same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16
-                // 4096x3072 22.4 -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0;
-                // without the pipelining (the registers only) 76.2, 19.7, 36.4, 161.6; with input
-                // 0's loads plain (no mode choice) 73.3, 18.3, 31.8, 141.7 (docs/performance.md).
-                const bool piped = pipeline && ni == 2 && base.in[0].mode == Mode::dense && periods[1] != 0;
+                // Input 1 hoisted: the kernel that keeps it out of the step's registers and
+                // pipelines its steps. H200, compare_torch's timer, bias + GELU erf against the
+                // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
+                // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
+                // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6; with x's loads plain
+                // (no mode choice) 73.3, 18.3, 31.8, 141.7 (docs/performance.md).
+                const bool piped = pipeline && ni == 2 && periods[1] != 0;
                 hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
                 if (piped && base.hoist_periodic) {
