@@ -43,7 +43,10 @@
 // slices); for streaming rows, 512-thread blocks with 8 loads in flight and
 // gamma / beta of 4 vectors loaded ahead (12-30% slower; with the cp.async
 // copies still 3-37% slower), or gamma / beta of the next vector prefetched
-// in the normalize pass (f32 1-2% slower, f16 spills).
+// in the normalize pass (f32 1-2% slower, f16 spills). Not kept for its
+// spills: a fused row's x and residual loads all issued before its sums
+// (H200, bias + residual LayerNorm f16 16384x768 36.5 -> 35.8 us, but 32-192
+// bytes of spills in the register teams of 3 or more 16-byte vectors per input).
 //
 // 16-byte vectors are used when every row tensor has unit column stride and
 // row strides, column count and parameter vectors allow them (plan time) and
