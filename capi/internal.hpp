@@ -97,8 +97,11 @@ Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixe
                         TensorLayout* t);
 
 // Merges dims [begin, end) of t into one dim (size = product, stride = the
-// innermost non-trivial stride) when their strides allow it; false otherwise.
-bool collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride);
+// innermost non-trivial stride) when their strides allow it. too_large: their
+// product passes 2^63 - 1 (a tensor can hold such dims only beside a zero dim,
+// which its own checks cannot see); checked first, as it makes strides moot.
+enum class Collapse { ok, strides_differ, too_large };
+Collapse collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride);
 
 // Checks an optional tensor that must match `ref` in dims (dtype checked by
 // the caller); empty optional tensors are skipped.

@@ -10,19 +10,27 @@ using tops::Status;
 using tops::TensorLayout;
 using tops::fmt;
 
+// Dims [begin, end) of t as one dim: which dims ("leading" / "normalized") and what they
+// must collapse to ("row" / "column") name them in the errors.
+Status collapse(const char* name, const TensorLayout& t, int begin, int end, const char* which, const char* to,
+                int64_t* size, int64_t* stride) {
+    switch (tops::capi::collapse_dims(t, begin, end, size, stride)) {
+        case tops::capi::Collapse::ok: return Status::ok();
+        case tops::capi::Collapse::too_large:
+            return Status(TOPS_ERROR_BAD_SHAPE, fmt("norm: the ", which, " dims of ", name, " ",
+                                                    tops::capi::describe(t), " hold more than 2^63 - 1 elements"));
+        default:
+            return Status(TOPS_ERROR_NOT_SUPPORTED, fmt("norm: the ", which, " dims of ", name, " ",
+                                                        tops::capi::describe(t), " do not collapse to one ", to,
+                                                        " stride"));
+    }
+}
+
 // x-shaped tensor -> (rows, cols).
 Status to_rows(const char* name, const TensorLayout& t, int k, TensorLayout* out) {
     int64_t rows, row_stride, cols, col_stride;
-    if (!tops::capi::collapse_dims(t, 0, t.rank - k, &rows, &row_stride)) {
-        return Status(TOPS_ERROR_NOT_SUPPORTED,
-                      fmt("norm: the leading dims of ", name, " ", tops::capi::describe(t),
-                          " do not collapse to one row stride"));
-    }
-    if (!tops::capi::collapse_dims(t, t.rank - k, t.rank, &cols, &col_stride)) {
-        return Status(TOPS_ERROR_NOT_SUPPORTED,
-                      fmt("norm: the normalized dims of ", name, " ", tops::capi::describe(t),
-                          " do not collapse to one column stride"));
-    }
+    TOPS_RETURN_IF_ERROR(collapse(name, t, 0, t.rank - k, "leading", "row", &rows, &row_stride));
+    TOPS_RETURN_IF_ERROR(collapse(name, t, t.rank - k, t.rank, "normalized", "column", &cols, &col_stride));
     *out = t;
     out->rank = 2;
     out->dims[0] = rows;
@@ -37,7 +45,7 @@ TensorLayout to_vector(const TensorLayout& t) {
     TensorLayout v = t;
     int64_t n, stride;
     // Callers check dims first; a non-collapsible vector keeps the failure visible.
-    if (!tops::capi::collapse_dims(t, 0, t.rank, &n, &stride)) return TensorLayout{};
+    if (tops::capi::collapse_dims(t, 0, t.rank, &n, &stride) != tops::capi::Collapse::ok) return TensorLayout{};
     v.rank = 1;
     v.dims[0] = n;
     v.strides[0] = stride;

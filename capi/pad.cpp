@@ -25,9 +25,14 @@ Status check_i32_vector(const char* op, const char* name, const TensorLayout& t,
 // begin + 1 with the leading dims unchanged.
 Status collapse_features(const char* op, const char* name, const TensorLayout& t, int begin, TensorLayout* out) {
     int64_t size = 0, stride = 0;
-    if (!tops::capi::collapse_dims(t, begin, t.rank, &size, &stride)) {
-        return Status(TOPS_ERROR_BAD_STRIDE, fmt(op, ": ", name, " ", tops::capi::describe(t), ": the feature dims [", begin,
-                                                 ", ", t.rank, ") do not collapse to one dim of a single stride"));
+    const std::string dims = fmt(op, ": ", name, " ", tops::capi::describe(t), ": the feature dims [", begin, ", ",
+                                 t.rank, ")");
+    switch (tops::capi::collapse_dims(t, begin, t.rank, &size, &stride)) {
+        case tops::capi::Collapse::ok: break;
+        case tops::capi::Collapse::too_large:
+            return Status(TOPS_ERROR_BAD_SHAPE, fmt(dims, " hold more than 2^63 - 1 elements"));
+        default:
+            return Status(TOPS_ERROR_BAD_STRIDE, fmt(dims, " do not collapse to one dim of a single stride"));
     }
     *out = t;
     out->rank = begin + 1;

@@ -141,23 +141,25 @@ Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixe
     return Status::ok();
 }
 
-bool collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride) {
+Collapse collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride) {
     int64_t n = 1;
     int64_t inner_stride = -1;  // stride of the innermost dim of size > 1 seen so far
     int64_t expect = -1;        // stride the next outer dim of size > 1 must have
+    bool strides_differ = false;
     for (int i = end - 1; i >= begin; --i) {
-        n *= t.dims[i];
+        if (__builtin_mul_overflow(n, t.dims[i], &n)) return Collapse::too_large;
         if (t.dims[i] == 1) continue;
         if (inner_stride < 0) {
             inner_stride = t.strides[i];
         } else if (t.strides[i] != expect) {
-            return false;
+            strides_differ = true;
         }
-        expect = t.strides[i] * t.dims[i];
+        if (__builtin_mul_overflow(t.strides[i], t.dims[i], &expect)) expect = -1;  // no dim has that stride
     }
+    if (strides_differ) return Collapse::strides_differ;
     *size = n;
     *stride = inner_stride < 0 ? 1 : inner_stride;
-    return true;
+    return Collapse::ok;
 }
 
 Status check_same_dims(const std::string& what, const TensorLayout& t, const std::string& ref_name,

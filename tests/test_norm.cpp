@@ -537,6 +537,12 @@ TEST_F(CapiNormValidation, EveryRuleReportsItsArgument) {
     d = valid();
     d.rstd = desc(TOPS_DTYPE_F32, {4}, {0});
     expect_error(d, TOPS_ERROR_BAD_STRIDE, "rstd");
+    // No element (no row), but normalized dims whose product passes 2^63.
+    d = valid();
+    d.x = d.y = desc(TOPS_DTYPE_F32, {0, int64_t(1) << 40, int64_t(1) << 40}, {1, 1, 1});
+    d.normalized_rank = 2;
+    d.gamma = d.beta = d.bias = d.residual = d.prenorm = d.mean = d.rstd = tops_tensor_desc_t{};
+    expect_error(d, TOPS_ERROR_BAD_SHAPE, "normalized dims of x");
     d = valid();
     d.x = desc(TOPS_DTYPE_F32, {4, 8, 8}, {128, 1, 8});  // normalized dims [8, 8] transposed
     d.y = desc(TOPS_DTYPE_F32, {4, 8, 8});
