@@ -187,7 +187,7 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 // loads are plain 16-byte loads with no run-time choice of mode around each
 // one (H200, hoisted bias + ReLU f32 8192x8192 149.0 -> 135.5 us, a copy of the
 // same bytes 129.6; f32 4096x3072 32.5 -> 28.8, copy 28.4). HOIST1: input 1
-// is the same vector at every step (fixed[1]), so it takes no registers per
+// is the same vector at every step (fixed1), so it takes no registers per
 // vector.
 template <class T, int VEC, int kUnroll, bool HOIST1>
 struct PackedStep {
@@ -697,7 +697,7 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
                 // same hoisting without it: f16 16384x4096 89.3 -> 75.2 us, f16 4096x3072 22.4
                 // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
                 // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6; with x's loads plain
-                // (no mode choice) 73.3, 18.3, 31.8, 141.7 (docs/performance.md).
+                // (no mode choice) 73.2, 18.0, 31.7, 141.9 (docs/performance.md).
                 const bool piped = pipeline && ni == 2 && periods[1] != 0;
                 hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
