@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "capi/internal.hpp"
+#include "common/int_math.hpp"
 
 namespace tops::capi {
 
@@ -143,22 +144,19 @@ Status expand_broadcast(const std::string& what, const TensorLayout& x, int fixe
 
 Collapse collapse_dims(const TensorLayout& t, int begin, int end, int64_t* size, int64_t* stride) {
     int64_t n = 1;
-    int64_t inner_stride = -1;  // stride of the innermost dim of size > 1 seen so far
-    int64_t expect = -1;        // stride the next outer dim of size > 1 must have
+    int inner = -1;  // the innermost dim of size > 1 seen so far
+    int last = -1;   // the last (outermost so far) dim of size > 1 seen
     bool strides_differ = false;
     for (int i = end - 1; i >= begin; --i) {
         if (__builtin_mul_overflow(n, t.dims[i], &n)) return Collapse::too_large;
         if (t.dims[i] == 1) continue;
-        if (inner_stride < 0) {
-            inner_stride = t.strides[i];
-        } else if (t.strides[i] != expect) {
-            strides_differ = true;
-        }
-        if (__builtin_mul_overflow(t.strides[i], t.dims[i], &expect)) expect = -1;  // no dim has that stride
+        if (inner < 0) inner = i;
+        else if (!product_equals(t.strides[last], t.dims[last], t.strides[i])) strides_differ = true;
+        last = i;
     }
     if (strides_differ) return Collapse::strides_differ;
     *size = n;
-    *stride = inner_stride < 0 ? 1 : inner_stride;
+    *stride = inner < 0 ? 1 : t.strides[inner];
     return Collapse::ok;
 }
 
