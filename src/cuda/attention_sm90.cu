@@ -105,11 +105,9 @@ struct AttnSm90Params {   // 64-byte aligned by its tensor maps
     CUtensorMap tmap_k;   // (D, Sk, Hk, B); box (64, BLOCK_N)
     CUtensorMap tmap_v;   // (D, Sk, Hk, B); box (64, BLOCK_N)
     CUtensorMap tmap_o;   // (D, Sq, H, B); box (64, 16)
-    float* lse;           // optional (B, H, Sq) in natural log
-    int64_t lse_bs, lse_hs, lse_ss;
-    int heads, group, seqlen_q, seqlen_k, m_blocks;
-    float scale_log2;
-    int64_t window_left, window_right;
+    // Sizes, scale, window and the optional lse (B, H, Sq, natural log); m_blocks
+    // counts this kernel's BLOCK_M tiles. q, k, v and o are read through the maps.
+    FwdParams f;
 };
 
 template <class T, int D>
@@ -147,14 +145,14 @@ __global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
     // Block -> (batch, head, query tile), query tile fastest so neighbouring
     // CTAs share K / V in L2; with a right bound the heaviest tiles go first.
     unsigned idx = blockIdx.x;
-    int mi = int(idx % unsigned(p.m_blocks));
-    idx /= unsigned(p.m_blocks);
-    const int h = int(idx % unsigned(p.heads));
-    const int b = int(idx / unsigned(p.heads));
-    if (p.window_right >= 0) mi = p.m_blocks - 1 - mi;
+    int mi = int(idx % unsigned(p.f.m_blocks));
+    idx /= unsigned(p.f.m_blocks);
+    const int h = int(idx % unsigned(p.f.heads));
+    const int b = int(idx / unsigned(p.f.heads));
+    if (p.f.window_right >= 0) mi = p.f.m_blocks - 1 - mi;
     const int m0 = mi * kBlockM;
-    const int sq = p.seqlen_q, sk = p.seqlen_k;
-    const KeyBand band = key_band(m0, kBlockM, kBlockN, sq, sk, p.window_left, p.window_right, 0, 1);
+    const int sq = p.f.seqlen_q, sk = p.f.seqlen_k;
+    const KeyBand band = key_band(m0, kBlockM, kBlockN, sq, sk, p.f.window_left, p.f.window_right, 0, 1);
 
     const int wg = threadIdx.x / kWarpgroupThreads;
     const int tid = threadIdx.x % kWarpgroupThreads;
@@ -165,7 +163,7 @@ __global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
         sm90::tma_prefetch_desc(&p.tmap_q);
         sm90::tma_prefetch_desc(&p.tmap_k);
         sm90::tma_prefetch_desc(&p.tmap_v);
-        const int hk = h / p.group;
+        const int hk = h / p.f.group;
         sm90::mbar_arrive_expect_tx(q_full, Tile::kQBytes);
         for (int c = 0; c < Tile::kChunks; ++c) {
             sm90::tma_load_4d(s_q + c * Tile::kQChunkBytes, &p.tmap_q, q_full, c * Tile::kChunkCols, m0, h, b);
@@ -264,15 +262,15 @@ __global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
             for (int c = 0; c < kBlockN / 8; ++c) mx = fmaxf(mx, fmaxf(s[4 * c + 2 * hr], s[4 * c + 2 * hr + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_scaled = mx == -INFINITY ? 0.0f : mx * p.scale_log2;
-            alpha[hr] = exp2_approx(row_max[hr] * p.scale_log2 - m_scaled);
+            const float m_scaled = mx == -INFINITY ? 0.0f : mx * p.f.scale_log2;
+            alpha[hr] = exp2_approx(row_max[hr] * p.f.scale_log2 - m_scaled);
             row_max[hr] = mx;
             float sum = 0.0f;
 #pragma unroll
             for (int c = 0; c < kBlockN / 8; ++c) {
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const float pv = exp2_approx(fmaf(s[4 * c + 2 * hr + e], p.scale_log2, -m_scaled));
+                    const float pv = exp2_approx(fmaf(s[4 * c + 2 * hr + e], p.f.scale_log2, -m_scaled));
                     s[4 * c + 2 * hr + e] = pv;
                     sum += pv;
                 }
@@ -362,9 +360,9 @@ __global__ void __launch_bounds__(AttnSm90Tile<D>::kThreads, 1)
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         inv[hr] = l > 0.0f ? 1.0f / l : 0.0f;
         const int i = row0 + 8 * hr;
-        if (p.lse && t == 0 && i < sq) {
-            const float lse2 = l > 0.0f ? row_max[hr] * p.scale_log2 + __log2f(l) : -INFINITY;
-            p.lse[b * p.lse_bs + int64_t(i) * p.lse_ss + h * p.lse_hs] = lse2 * kLn2;
+        if (p.f.lse && t == 0 && i < sq) {
+            const float lse2 = l > 0.0f ? row_max[hr] * p.f.scale_log2 + __log2f(l) : -INFINITY;
+            p.f.lse[b * p.f.lse_bs + int64_t(i) * p.f.lse_ss + h * p.f.lse_hs] = lse2 * kLn2;
         }
     }
     // O / l into this warp's 16 rows of the Q buffer (their only reader, this
@@ -504,19 +502,9 @@ bool sm90_pointers_ok(const FwdParams& p) { return tma_aligned({p.q, p.k, p.v, p
 Status launch_sm90(const FwdParams& p, tops_dtype_t dtype, int head_dim, cudaStream_t stream) {
     AttnSm90Params k{};
     TOPS_RETURN_IF_ERROR(encode_all(p, dtype, head_dim, &k));
-    k.lse = p.lse;
-    k.lse_bs = p.lse_bs;
-    k.lse_hs = p.lse_hs;
-    k.lse_ss = p.lse_ss;
-    k.heads = p.heads;
-    k.group = p.group;
-    k.seqlen_q = p.seqlen_q;
-    k.seqlen_k = p.seqlen_k;
-    k.m_blocks = m_blocks_for(head_dim, p.seqlen_q);
-    k.scale_log2 = p.scale_log2;
-    k.window_left = p.window_left;
-    k.window_right = p.window_right;
-    const unsigned grid = unsigned(int64_t(p.batch) * p.heads * k.m_blocks);
+    k.f = p;
+    k.f.m_blocks = m_blocks_for(head_dim, p.seqlen_q);
+    const unsigned grid = unsigned(int64_t(p.batch) * p.heads * k.f.m_blocks);
     if (grid == 0) return Status::ok();
     constexpr int kThreads = AttnSm90Tile<64>::kThreads;
     static_assert(kThreads == AttnSm90Tile<128>::kThreads, "one block size");
