@@ -9,7 +9,11 @@ must equal the pipelined kernel's (bias + activation) or torch's (PReLU) bit for
   --part prelu: PReLU per channel over NCHW (default plan against TOPS_ELTWISE_PIPELINE=0)
   --part wsum:  weighted sums of 2-4 inputs (default plan against TOPS_ELTWISE_PIPELINE=0), the
                 same bits
-Usage: python3 bench/eltwise_pipeline_probe.py [--lib build/libtops.so] [--part bias|prelu|wsum]
+  --part act:   an activation alone (bias_act without a bias) over the bias cases ("<act>/1" default,
+                "<act>/0" TOPS_ELTWISE_PIPELINE=0, the same bits), then GEMM + bias + GELU erf through
+                cuBLASLt and the activation pass (TOPS_GEMM_SM90=0; f16 / f32, BERT's FFN shapes), its
+                output within 1e-2 (relative Frobenius) of torch's composition in f32
+Usage: python3 bench/eltwise_pipeline_probe.py [--lib build/libtops.so] [--part bias|prelu|wsum|act]
 """
 import argparse
 import os
@@ -19,11 +23,16 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import probe_setup  # noqa: E402
+from tops_ctypes import ACTS  # noqa: E402
+
+ACT_GELU_ERF = ACTS["gelu_erf"]
 
 BIAS_CASES = [(torch.float16, (16384, 4096)), (torch.float16, (4096, 3072)), (torch.bfloat16, (4096, 3072)),
               (torch.float32, (4096, 3072)), (torch.float32, (8192, 8192))]
 WSUM_CASES = [(torch.float16, (16384, 4096), 3), (torch.float16, (16384, 4096), 2), (torch.float16, (4096, 3072), 4),
               (torch.float32, (8192, 8192), 3), (torch.float32, (4096, 3072), 2)]
+GEMM_CASES = [(torch.float16, (11732, 3072, 768)), (torch.float16, (4096, 3072, 768)),
+              (torch.float32, (4096, 3072, 768))]
 PRELU_CASES = [(torch.float32, (32, 64, 56, 56)), (torch.float16, (32, 64, 56, 56)),
                (torch.float32, (32, 256, 14, 14)), (torch.float32, (64, 128, 28, 28))]
 
@@ -91,7 +100,7 @@ class PreluCheck:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("bias", "prelu", "wsum"), default="bias")
+    ap.add_argument("--part", choices=("bias", "prelu", "wsum", "act"), default="bias")
     a, tops, timer = probe_setup(ap, 50)
     off = {"TOPS_ELTWISE_PIPELINE": "0"}
     if a.part == "bias":
@@ -106,6 +115,33 @@ def main():
             check = BiasCheck(y)
             check.ref["copy"] = x
             run("%s %dx%d" % (str(dt)[6:], m, n), fns, check, timer)
+    elif a.part == "act":
+        for dt, (m, n) in BIAS_CASES:
+            x = torch.randn(m, n, device="cuda", dtype=dt)
+            y = torch.empty_like(x)
+            fns = {"copy": lambda: y.copy_(x)}
+            for act in ("relu", "gelu_erf", "silu"):
+                fns[act + "/1"] = tops.bias_act(x, y, act)
+                fns[act + "/0"] = planned(off, lambda: tops.bias_act(x, y, act))
+            check = BiasCheck(y)
+            check.ref["copy"] = x
+            run("act %s %dx%d" % (str(dt)[6:], m, n), fns, check, timer)
+        for dt, (m, n, k) in GEMM_CASES:
+            x = torch.randn(m, k, device="cuda", dtype=dt)
+            w = torch.randn(n, k, device="cuda", dtype=dt) / k ** 0.5
+            b = torch.randn(n, device="cuda", dtype=dt)
+            y = torch.empty(m, n, device="cuda", dtype=dt)
+            gemm = planned({"TOPS_GEMM_SM90": "0", "TOPS_GEMM_AUTOTUNE": "0"},
+                           lambda: tops.gemm(x, w, y, bias=b, act=ACT_GELU_ERF, trans_b=True))
+            y.fill_(float("nan"))
+            gemm()
+            ref = torch.nn.functional.gelu(x.float() @ w.float().t() + b.float())
+            err = ((y.float() - ref).norm() / ref.norm()).item()
+            assert err < 1e-2, err
+            for r in range(2):
+                ms = timer.interleaved({"gemm+gelu": gemm}, timer.reps)
+                print("gemm+bias+gelu_erf %s %dx%dx%d round %d: %.1f us (rel. error %.1e)"
+                      % (str(dt)[6:], m, n, k, r, ms["gemm+gelu"] * 1000, err))
     elif a.part == "wsum":
         for dt, (m, n), k in WSUM_CASES:
             xs = [torch.randn(m, n, device="cuda", dtype=dt) for _ in range(k)]

@@ -576,9 +576,9 @@ TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
 }
 
 // A row bias or channel slope that every step of a thread shares (the grid a
-// multiple of its period) takes the hoisted, pipelined elementwise kernel;
-// TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel, and an x that is
-// not dense (a broadcast view) the one-element kernel. The periods (256
+// multiple of its period), or no bias at all, takes the hoisted, pipelined
+// elementwise kernel; TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel,
+// and an x that is not dense (a broadcast view) the one-element kernel. The periods (256
 // vectors) divide any grid of 256-thread blocks, so both shapes hoist on every
 // GPU; on 132 SMs they take 2-3 grid steps, the last one ragged. Checked
 // exactly: bias + ReLU and PReLU in f32 round once, as the host does.
@@ -597,19 +597,21 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
         std::vector<float> x(static_cast<size_t>(n)), par(static_cast<size_t>(dims[1]));
         for (float& v : x) v = normal(rng);
         for (float& v : par) v = normal(rng);
-        // Forms: 0 the pipelined kernel, 1 TOPS_ELTWISE_PIPELINE=0, 2 (bias only) x a broadcast
-        // view of its first row (row stride 0): not dense, so the one-element kernel.
-        // ref[bcast]: the expected y of a dense x (forms 0, 1) and of the broadcast view.
-        std::vector<float> ref[2];
-        for (int bcast = 0; bcast < (prelu ? 1 : 2); ++bcast) {
-            ref[bcast].resize(x.size());
+        // Forms: 0 the pipelined kernel, 1 TOPS_ELTWISE_PIPELINE=0; bias + ReLU only: 2 x a
+        // broadcast view of its first row (row stride 0): not dense, so the one-element kernel;
+        // 3 no bias (ReLU alone): pipelined.
+        // ref[r]: the expected y of a dense x (forms 0, 1), the broadcast view, no bias.
+        constexpr int kBiasForms = 4, kPreluForms = 2;
+        std::vector<float> ref[3];
+        for (int r = 0; r < (prelu ? 1 : 3); ++r) {
+            ref[r].resize(x.size());
             for (int64_t i = 0; i < n; ++i) {
-                const float v = x[size_t(bcast ? i % dims[1] : i)];
+                const float v = x[size_t(r == 1 ? i % dims[1] : i)];
                 if (prelu) {
                     const float a = par[size_t(i / inner % dims[1])];
-                    ref[bcast][size_t(i)] = v > 0.0f ? v : a * v;
+                    ref[r][size_t(i)] = v > 0.0f ? v : a * v;
                 } else {
-                    ref[bcast][size_t(i)] = std::max(v + par[size_t(i % dims[1])], 0.0f);
+                    ref[r][size_t(i)] = std::max(r == 2 ? v : v + par[size_t(i % dims[1])], 0.0f);
                 }
             }
         }
@@ -620,7 +622,7 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
         CUDA_OK(cudaMemcpy(dx.ptr, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemcpy(dp.ptr, par.data(), par.size() * sizeof(float), cudaMemcpyHostToDevice));
         const int64_t x_bcast_strides[2] = {0, 1};
-        for (int form = 0; form < (prelu ? 2 : 3); ++form) {
+        for (int form = 0; form < (prelu ? kPreluForms : kBiasForms); ++form) {
             if (form == 1) setenv("TOPS_ELTWISE_PIPELINE", "0", 1);
             tops_op_t op = nullptr;
             tops_status_t st;
@@ -635,7 +637,9 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
                 TOPS_OK(tops_tensor_desc_init(&d.y, TOPS_DTYPE_F32, rank, dims.data(), nullptr));
                 TOPS_OK(tops_tensor_desc_init(&d.x, TOPS_DTYPE_F32, rank, dims.data(),
                                               form == 2 ? x_bcast_strides : nullptr));
-                TOPS_OK(tops_tensor_desc_init(&d.bias, TOPS_DTYPE_F32, rank, pdims.data(), nullptr));
+                if (form != 3) {
+                    TOPS_OK(tops_tensor_desc_init(&d.bias, TOPS_DTYPE_F32, rank, pdims.data(), nullptr));
+                }
                 d.act = TOPS_ACT_RELU;
                 st = tops_bias_act_create(ctx_, &d, &op);
             }
@@ -643,7 +647,7 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
             TOPS_OK(st);
             ops_.push_back(op);
             const std::string name = tops_op_kernel_name(op);
-            EXPECT_EQ(name.find("_dense_hoisted_v4_") != std::string::npos, form == 0) << name;
+            EXPECT_EQ(name.find("_dense_hoisted_v4_") != std::string::npos, form == 0 || form == 3) << name;
             if (form == 2) {
                 EXPECT_NE(name.find("_dense_v1_"), std::string::npos) << name;
             }
@@ -651,12 +655,12 @@ TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
             CUDA_OK(cudaDeviceSynchronize());
             const tops_arg_t args[] = {{TOPS_ARG_X, dx.ptr}, {TOPS_ARG_Y, dy.ptr},
                                        {prelu ? TOPS_ARG_SLOPE : TOPS_ARG_BIAS, dp.ptr}};
-            TOPS_OK(tops_op_execute(ctx_, op, args, 3, nullptr, 0));
+            TOPS_OK(tops_op_execute(ctx_, op, args, form == 3 ? 2 : 3, nullptr, 0));
             CUDA_OK(cudaDeviceSynchronize());
             std::vector<float> y(x.size());
             CUDA_OK(cudaMemcpy(y.data(), dy.ptr, y.size() * sizeof(float), cudaMemcpyDeviceToHost));
             int64_t bad = 0;
-            const std::vector<float>& want = ref[form == 2];
+            const std::vector<float>& want = ref[form >= 2 ? form - 1 : 0];
             for (size_t i = 0; i < y.size(); ++i) bad += y[i] != want[i];
             EXPECT_EQ(bad, 0) << name << ": " << bad << " of " << n << " elements differ";
         }

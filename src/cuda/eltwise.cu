@@ -18,9 +18,9 @@
 // PReLU take 4 16-byte vectors of y per thread and step, issue every load
 // of the step first and keep them packed until the math (bytes in flight
 // without the registers of their f32 copies); where the bias / slope is the
-// same vector at every step of a thread (hoisted), the next step's loads are
-// issued before this step's math (on an H200, f16 bias + GELU 16384x4096
-// from 72% to 86% of copy); weighted sums of 2-4 inputs whose inputs all
+// same vector at every step of a thread (hoisted) or absent (an activation
+// alone), the next step's loads are issued before this step's math (on an
+// H200, f16 bias + GELU 16384x4096 from 72% to 86% of copy); weighted sums of 2-4 inputs whose inputs all
 // load by vectors take one vector per input and step with the next step's
 // loads in flight (3 f16 inputs 16384x4096: 78% -> 98% of copy on the H200),
 // other weighted sums fold one input at a time over 16 elements per step.
@@ -187,8 +187,8 @@ constexpr int kInputsOf = K == EltwiseKind::weighted_sum ? kMaxEltwiseInputs : 2
 // loads are plain 16-byte loads with no run-time choice of mode around each
 // one (H200, hoisted bias + ReLU f32 8192x8192 149.0 -> 135.5 us, a copy of the
 // same bytes 129.6; f32 4096x3072 32.5 -> 28.8, copy 28.4). HOIST1: input 1
-// is the same vector at every step (fixed1), so it takes no registers per
-// vector.
+// is absent (an activation alone) or the same vector at every step (fixed1),
+// so it takes no registers per vector.
 template <class T, int VEC, int kUnroll, bool HOIST1>
 struct PackedStep {
     uint4 raw[HOIST1 ? 1 : 2][kUnroll];
@@ -224,7 +224,7 @@ struct PackedStep {
                 packed_to_f32<T, VEC>(HOIST1 ? fixed1 : raw[HOIST1 ? 0 : 1][u], in);
 #pragma unroll
                 for (int j = 0; j < VEC; ++j) {
-                    if (HOIST1 || p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
+                    if (p.num_inputs > 1) acc[j] = fold<K>(1, acc[j], in[j], 0.0f);
                     acc[j] = finish<T, K, A>(acc[j]);
                 }
                 store_vec_f32<T, VEC>(y + v * VEC, acc);
@@ -236,8 +236,8 @@ struct PackedStep {
 // ---------------------------------------------------------------- dense y
 // y contiguous (n elements); inputs by class. Full vectors first, then the
 // n % VEC tail element by element. HOIST1 (packed kinds whose input 1 is
-// hoisted: a row bias or channel slope loaded once, before the loop) frees
-// that input's registers per vector, and they go to a second step in
+// absent or hoisted: a row bias or channel slope loaded once, before the
+// loop) frees that input's registers per vector, and they go to a second step in
 // flight: the next step's loads are issued before this step's math (the
 // registers of both fit the 64 of kMinBlocksPerSm; two steps of both
 // inputs would spill).
@@ -698,10 +698,14 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
                 // -> 18.4, f32 4096x3072 37.3 -> 35.4, f32 8192x8192 165.4 -> 160.0; without the
                 // pipelining (the registers only) 76.2, 19.7, 36.4, 161.6; with x's loads plain
                 // (no mode choice) 73.2, 18.0, 31.7, 141.9 (docs/performance.md).
-                const bool piped = pipeline && ni == 2 && periods[1] != 0;
+                // An activation alone (no bias) takes it too: H200, against the general vector
+                // kernel, GELU erf f16 16384x4096 74.4-75.2 -> 72.9-73.5 us, f16 4096x3072
+                // 18.6-19.1 -> 17.7-18.3, f32 4096x3072 30.9-31.7 -> 29.7-30.4, f32 8192x8192
+                // 140.7-141.1 -> 138.6-139.3 (ReLU there 136.5-137.3 -> 137.2-137.8).
+                const bool piped = pipeline && (ni == 1 || (ni == 2 && periods[1] != 0));
                 hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
-                if (piped && base.hoist_periodic) {
+                if (piped && (ni == 1 || base.hoist_periodic)) {
                     // Same launch bounds: the trimmed grid (a multiple of the period) stays.
                     vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
                     if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");

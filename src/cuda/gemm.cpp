@@ -344,7 +344,11 @@ Status GemmPlanCuda::build(const DeviceInfo& dev) {
         }
         TOPS_RETURN_IF_ERROR(plan_eltwise(ep, dev, &post_));
         // Activation only, over a dense D: the vector kernel (the eltwise plan
-        // stays as the fallback for pointers that are not 16-byte aligned).
+        // stays as the fallback for pointers that are not 16-byte aligned). The
+        // elementwise op's pipelined kernel for an activation alone was slower
+        // here, right after the GEMM (H200, bias + GELU erf with TOPS_GEMM_SM90=0,
+        // f16 11732x3072x768: 127.3-127.8 against 122.7-122.9 us; 4096x3072x768
+        // 46.8-47.1 against 45.6-45.8; bench/eltwise_pipeline_probe.py --part act).
         act_dense_ = !bias_post && p_.d.is_contiguous();
         act_dense_blocks_ = dev.sm_count * (dev.max_threads_per_sm / kActThreads) * kActWaves;
     }
