@@ -13,7 +13,10 @@ must equal the pipelined kernel's (bias + activation) or torch's (PReLU) bit for
                 "<act>/0" TOPS_ELTWISE_PIPELINE=0, the same bits), then GEMM + bias + GELU erf through
                 cuBLASLt and the activation pass (TOPS_GEMM_SM90=0; f16 / f32, BERT's FFN shapes), its
                 output within 1e-2 (relative Frobenius) of torch's composition in f32
-Usage: python3 bench/eltwise_pipeline_probe.py [--lib build/libtops.so] [--part bias|prelu|wsum|act]
+  --part warm:  x written by a producer (a torch copy) right before the op, so it is in L2 as after
+                a GEMM: copy + op timed together, against the copy alone, for bias + GELU erf and
+                GELU erf alone (default plan against TOPS_ELTWISE_PIPELINE=0, the same bits)
+Usage: python3 bench/eltwise_pipeline_probe.py [--lib build/libtops.so] [--part bias|prelu|wsum|act|warm]
 """
 import argparse
 import os
@@ -74,6 +77,14 @@ class BiasCheck:
         assert torch.equal(self.ref[key], self.y), name + " differs from the pipelined kernel"
 
 
+class WarmCheck(BiasCheck):
+    """BiasCheck for the ops; the producer alone writes no y."""
+
+    def __call__(self, name):
+        if name != "producer":
+            super().__call__(name)
+
+
 class SameBits:
     """Every form gives the first form's bits (copy: x)."""
 
@@ -100,7 +111,7 @@ class PreluCheck:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("bias", "prelu", "wsum", "act"), default="bias")
+    ap.add_argument("--part", choices=("bias", "prelu", "wsum", "act", "warm"), default="bias")
     a, tops, timer = probe_setup(ap, 50)
     off = {"TOPS_ELTWISE_PIPELINE": "0"}
     if a.part == "bias":
@@ -142,6 +153,18 @@ def main():
                 ms = timer.interleaved({"gemm+gelu": gemm}, timer.reps)
                 print("gemm+bias+gelu_erf %s %dx%dx%d round %d: %.1f us (rel. error %.1e)"
                       % (str(dt)[6:], m, n, k, r, ms["gemm+gelu"] * 1000, err))
+    elif a.part == "warm":
+        for dt, (m, n) in BIAS_CASES:
+            src = torch.randn(m, n, device="cuda", dtype=dt)
+            x = torch.empty_like(src)
+            b = torch.randn(1, n, device="cuda", dtype=dt)
+            y = torch.empty_like(x)
+            fns = {"producer": lambda: x.copy_(src)}
+            for name, bias in (("bias_gelu", b), ("gelu", None)):
+                for form, env in (("1", {}), ("0", off)):
+                    op = planned(env, lambda: tops.bias_act(x, y, "gelu_erf", bias))
+                    fns["%s/%s" % (name, form)] = lambda op=op: (x.copy_(src), op())
+            run("warm %s %dx%d" % (str(dt)[6:], m, n), fns, WarmCheck(y), timer)
     elif a.part == "wsum":
         for dt, (m, n), k in WSUM_CASES:
             xs = [torch.randn(m, n, device="cuda", dtype=dt) for _ in range(k)]
