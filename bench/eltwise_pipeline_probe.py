@@ -15,7 +15,8 @@ must equal the pipelined kernel's (bias + activation) or torch's (PReLU) bit for
                 output within 1e-2 (relative Frobenius) of torch's composition in f32
   --part warm:  x written by a producer (a torch copy) right before the op, so it is in L2 as after
                 a GEMM: copy + op timed together, against the copy alone, for bias + GELU erf and
-                GELU erf alone (default plan against TOPS_ELTWISE_PIPELINE=0, the same bits)
+                GELU erf alone, out of place and in place (default plan against
+                TOPS_ELTWISE_PIPELINE=0, the same bits)
 Usage: python3 bench/eltwise_pipeline_probe.py [--lib build/libtops.so] [--part bias|prelu|wsum|act|warm]
 """
 import argparse
@@ -78,10 +79,17 @@ class BiasCheck:
 
 
 class WarmCheck(BiasCheck):
-    """BiasCheck for the ops; the producer alone writes no y."""
+    """BiasCheck for the ops; the producer alone writes no y; an in-place form's x must equal the
+    out-of-place form's y."""
+
+    def __init__(self, x, y):
+        super().__init__(y)
+        self.x = x
 
     def __call__(self, name):
-        if name != "producer":
+        if name.startswith("gelu_inplace"):
+            assert torch.equal(self.x, self.ref["gelu"]), name + " differs from the out-of-place form"
+        elif name != "producer":
             super().__call__(name)
 
 
@@ -160,11 +168,11 @@ def main():
             b = torch.randn(1, n, device="cuda", dtype=dt)
             y = torch.empty_like(x)
             fns = {"producer": lambda: x.copy_(src)}
-            for name, bias in (("bias_gelu", b), ("gelu", None)):
+            for name, bias, out in (("bias_gelu", b, y), ("gelu", None, y), ("gelu_inplace", None, x)):
                 for form, env in (("1", {}), ("0", off)):
-                    op = planned(env, lambda: tops.bias_act(x, y, "gelu_erf", bias))
+                    op = planned(env, lambda: tops.bias_act(x, out, "gelu_erf", bias))
                     fns["%s/%s" % (name, form)] = lambda op=op: (x.copy_(src), op())
-            run("warm %s %dx%d" % (str(dt)[6:], m, n), fns, WarmCheck(y), timer)
+            run("warm %s %dx%d" % (str(dt)[6:], m, n), fns, WarmCheck(x, y), timer)
     elif a.part == "wsum":
         for dt, (m, n), k in WSUM_CASES:
             xs = [torch.randn(m, n, device="cuda", dtype=dt) for _ in range(k)]
