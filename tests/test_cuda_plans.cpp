@@ -578,10 +578,11 @@ TEST_F(CudaPlans, FewWideConvTilesSplitOverClusters) {
 // A row bias or channel slope that every step of a thread shares (the grid a
 // multiple of its period), or no bias at all, takes the hoisted, pipelined
 // elementwise kernel; TOPS_ELTWISE_PIPELINE=0 keeps the general vector kernel,
-// and an x that is not dense (a broadcast view) the one-element kernel. The periods (256
-// vectors) divide any grid of 256-thread blocks, so both shapes hoist on every
-// GPU; on 132 SMs they take 2-3 grid steps, the last one ragged. Checked
-// exactly: bias + ReLU and PReLU in f32 round once, as the host does.
+// and an x that is not dense (a broadcast view) the one-element kernel. The
+// periods (256 vectors) divide any grid of 256-thread blocks, so both shapes
+// hoist on every GPU; on 132 SMs they take 2-3 grid steps, the last one
+// ragged. Checked exactly: bias + ReLU and PReLU in f32 round once, as the
+// host does.
 TEST_F(CudaPlans, HoistedInputTakesPipelinedEltwiseKernel) {
     std::mt19937_64 rng(kSeed);
     std::normal_distribution<float> normal(0.0f, 2.0f);

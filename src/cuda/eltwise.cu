@@ -20,10 +20,11 @@
 // without the registers of their f32 copies); where the bias / slope is the
 // same vector at every step of a thread (hoisted) or absent (an activation
 // alone), the next step's loads are issued before this step's math (on an
-// H200, f16 bias + GELU 16384x4096 from 72% to 86% of copy); weighted sums of 2-4 inputs whose inputs all
-// load by vectors take one vector per input and step with the next step's
-// loads in flight (3 f16 inputs 16384x4096: 78% -> 98% of copy on the H200),
-// other weighted sums fold one input at a time over 16 elements per step.
+// H200, f16 bias + GELU 16384x4096 from 72% to 86% of copy); weighted sums
+// of 2-4 inputs whose inputs all load by vectors take one vector per input
+// and step with the next step's loads in flight (3 f16 inputs 16384x4096:
+// 78% -> 98% of copy on the H200), other weighted sums fold one input at a
+// time over 16 elements per step.
 // f16 / bf16 convert in pairs, and the activation's accuracy tier follows the
 // storage type (activation.cuh: GELU erf is ~17 instructions for 16-bit
 // storage, so the f16 passes stay memory-bound: on the H100 that took f16
@@ -237,9 +238,9 @@ struct PackedStep {
 // y contiguous (n elements); inputs by class. Full vectors first, then the
 // n % VEC tail element by element. HOIST1 (packed kinds whose input 1 is
 // absent or hoisted: a row bias or channel slope loaded once, before the
-// loop) frees that input's registers per vector, and they go to a second step in
-// flight: the next step's loads are issued before this step's math (the
-// registers of both fit the 64 of kMinBlocksPerSm; two steps of both
+// loop) frees that input's registers per vector, and they go to a second
+// step in flight: the next step's loads are issued before this step's math
+// (the registers of both fit the 64 of kMinBlocksPerSm; two steps of both
 // inputs would spill).
 template <class T, EltwiseKind K, Activation A, int VEC, bool HOIST1 = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
