@@ -27,9 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import probe_setup  # noqa: E402
-from tops_ctypes import ACTS  # noqa: E402
-
-ACT_GELU_ERF = ACTS["gelu_erf"]
+from tops_ctypes import ACT_GELU_ERF  # noqa: E402
 
 BIAS_CASES = [(torch.float16, (16384, 4096)), (torch.float16, (4096, 3072)), (torch.bfloat16, (4096, 3072)),
               (torch.float32, (4096, 3072)), (torch.float32, (8192, 8192))]
