@@ -3,8 +3,10 @@
 Times one shape (default: f16 256x65536) with no gamma / beta, gamma only,
 gamma and beta in x's dtype and in f32, against a torch copy of the same
 bytes: compare_torch.py's timer (L2 flushed by a write before each call),
-calls interleaved one by one, two rounds. Usage:
+calls interleaved one by one, two rounds; the kernel each plan took is
+printed. Usage:
   python3 bench/norm_long_rows_probe.py [--lib build/libtops.so] [--rows 256] [--cols 65536]
+      [--dtype float16|float32|bfloat16]
 """
 import argparse
 import os
@@ -20,21 +22,26 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=256)
     ap.add_argument("--cols", type=int, default=65536)
+    ap.add_argument("--dtype", default="float16", choices=["float16", "float32", "bfloat16"])
     a, tops, timer = probe_setup(ap, 50)
-    x = torch.randn(a.rows, a.cols, device="cuda", dtype=torch.float16)
+    dt = getattr(torch, a.dtype)
+    x = torch.randn(a.rows, a.cols, device="cuda", dtype=dt)
     y = torch.empty_like(x)
-    g16 = torch.randn(a.cols, device="cuda", dtype=torch.float16) * 0.1 + 1
-    b16 = torch.randn(a.cols, device="cuda", dtype=torch.float16) * 0.1
+    g16 = (torch.randn(a.cols, device="cuda") * 0.1 + 1).to(dt)
+    b16 = (torch.randn(a.cols, device="cuda") * 0.1).to(dt)
     g32, b32 = g16.float(), b16.float()
-    fns = {
-        "copy": lambda: y.copy_(x),
-        "ln none": tops.norm(x, y),
-        "ln gamma f16": tops.norm(x, y, gamma=g16),
-        "ln gamma beta f16": tops.norm(x, y, gamma=g16, beta=b16),
-        "ln gamma beta f32": tops.norm(x, y, gamma=g32, beta=b32),
-        "rms none": tops.norm(x, y, rms=True),
-        "rms gamma f16": tops.norm(x, y, rms=True, gamma=g16),
+    forms = {
+        "ln none": {},
+        "ln gamma": {"gamma": g16},
+        "ln gamma beta": {"gamma": g16, "beta": b16},
+        "ln gamma beta f32": {"gamma": g32, "beta": b32},  # same as the line above for f32 rows
+        "rms none": {"rms": True},
+        "rms gamma": {"rms": True, "gamma": g16},
     }
+    fns = {"copy": lambda: y.copy_(x)}
+    for name, kw in forms.items():
+        fns[name] = tops.norm(x, y, **kw)
+        print("%s: %s" % (name, fns[name].kernel))
     for name, fn in fns.items():  # every form runs and writes finite values
         y.fill_(float("nan"))
         fn()

@@ -324,6 +324,15 @@ std::vector<NormCase> norm_cases() {
         c.alias = Alias::y_x;
         v.push_back(c);
     }
+    // Streaming rows with f32 gamma / beta and statistics, in place (CUDA:
+    // more rows than resident blocks).
+    c = NormCase{};
+    c.name = "ln_rows140_h40000_f32_params_stats_inplace_y_is_x";
+    c.dims = {140, 40000};
+    c.f32_params = true;
+    c.stats = true;
+    c.alias = Alias::y_x;
+    v.push_back(c);
     c = NormCase{};
     c.name = "rms_rows264_h40000";
     c.dims = {264, 40000};

@@ -40,8 +40,10 @@
 // fewer warps), gamma / beta held in registers across rows (also with packed
 // f16x2 multiply-adds), a cluster of blocks per long row exchanging
 // statistics through distributed shared memory (register or shared-memory
-// slices); for streaming rows, 512-thread blocks with 8 loads in flight and
-// gamma / beta of 4 vectors loaded ahead (12-30% slower; with the cp.async
+// slices; again as a persistent grid of clusters staging gamma / beta once
+// per block with up to 8 rows of x in flight: 25-45% slower on an H200,
+// docs/performance.md); for streaming rows, 512-thread blocks with 8 loads
+// in flight and gamma / beta of 4 vectors loaded ahead (12-30% slower; with the cp.async
 // copies still 3-37% slower), or gamma / beta of the next vector prefetched
 // in the normalize pass (f32 1-2% slower, f16 spills). Not kept for its
 // spills: a fused row's x and residual loads all issued before its sums
