@@ -43,12 +43,14 @@
 // slices; again as a persistent grid of clusters staging gamma / beta once
 // per block with up to 8 rows of x in flight: 25-45% slower on an H200,
 // docs/performance.md); for streaming rows, 512-thread blocks with 8 loads
-// in flight and gamma / beta of 4 vectors loaded ahead (12-30% slower; with the cp.async
-// copies still 3-37% slower), or gamma / beta of the next vector prefetched
-// in the normalize pass (f32 1-2% slower, f16 spills). Not kept for its
-// spills: a fused row's x and residual loads all issued before its sums
-// (H200, bias + residual LayerNorm f16 16384x768 36.5 -> 35.8 us, but 32-192
-// bytes of spills in the register teams of 3 or more 16-byte vectors per input).
+// in flight and gamma / beta of 4 vectors loaded ahead (12-30% slower; with
+// the cp.async copies still 3-37% slower), gamma / beta of the next vector
+// prefetched in the normalize pass (f32 1-2% slower, f16 spills), or staged
+// in the shared memory a raw row leaves free by bulk copies running steps
+// ahead (H200, 2-12% slower). Not kept for its spills: a fused row's x and
+// residual loads all issued before its sums (H200, bias + residual
+// LayerNorm f16 16384x768 36.5 -> 35.8 us, but 32-192 bytes of spills in
+// the register teams of 3 or more 16-byte vectors per input).
 //
 // 16-byte vectors are used when every row tensor has unit column stride and
 // row strides, column count and parameter vectors allow them (plan time) and
