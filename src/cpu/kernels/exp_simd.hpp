@@ -24,8 +24,9 @@ namespace tops::cpu::TOPS_ISA_NS {
 // exponent field.
 constexpr float kLog2e = 1.44269504088896341f;
 
-inline __attribute__((always_inline)) VecF exp2_nonpositive(VecF u) {
-    constexpr float kExp2Min = -126.0f;  // 2^kExp2Min is the smallest normal float
+// 2^f for |f| <= 1/2: a degree-7 Horner polynomial (Cephes' expf
+// coefficients times ln2^i, about 1 ulp).
+inline __attribute__((always_inline)) VecF exp2_poly(VecF f) {
     constexpr float kC7 = 1.5279194486e-05f;  // 2^f ~ 1 + f (kC1 + f (kC2 + ... + f kC7))
     constexpr float kC6 = 1.5506794443e-04f;
     constexpr float kC5 = 1.3333747629e-03f;
@@ -33,15 +34,18 @@ inline __attribute__((always_inline)) VecF exp2_nonpositive(VecF u) {
     constexpr float kC3 = 5.5504105985e-02f;
     constexpr float kC2 = 2.4022650719e-01f;
     constexpr float kC1 = 6.9314718246e-01f;
-    auto poly = [](VecF f) {
-        VecF p = xsimd::fma(VecF(kC7), f, VecF(kC6));
-        p = xsimd::fma(p, f, VecF(kC5));
-        p = xsimd::fma(p, f, VecF(kC4));
-        p = xsimd::fma(p, f, VecF(kC3));
-        p = xsimd::fma(p, f, VecF(kC2));
-        p = xsimd::fma(p, f, VecF(kC1));
-        return xsimd::fma(p, f, VecF(1.0f));
-    };
+    VecF p = xsimd::fma(VecF(kC7), f, VecF(kC6));
+    p = xsimd::fma(p, f, VecF(kC5));
+    p = xsimd::fma(p, f, VecF(kC4));
+    p = xsimd::fma(p, f, VecF(kC3));
+    p = xsimd::fma(p, f, VecF(kC2));
+    p = xsimd::fma(p, f, VecF(kC1));
+    return xsimd::fma(p, f, VecF(1.0f));
+}
+
+inline __attribute__((always_inline)) VecF exp2_nonpositive(VecF u) {
+    constexpr float kExp2Min = -126.0f;  // 2^kExp2Min is the smallest normal float
+    auto poly = [](VecF f) { return exp2_poly(f); };
 #if defined(TOPS_CPU_ISA_avx512)
     const VecF k = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __mmask16 in_range = _mm512_cmp_ps_mask(u, VecF(kExp2Min), _CMP_NLT_UQ);  // NaN: kept
