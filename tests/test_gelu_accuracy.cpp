@@ -205,7 +205,8 @@ TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
 // both; on AVX2 / SSE4 Abramowitz & Stegun's erf, |error| <= 1.5e-7, in f32
 // 1.7-1.9e-7, and GELU tanh as v sigmoid(2u) 1.8-2.0e-7). SiLU a relative
 // bound (measured: AVX-512 1.4e-7, AVX2 / SSE4 1.6-1.7e-7): v / (1 +
-// exp(-v)) with a Cody-Waite-reduced exp keeps the negative tail's precision. Specials as above: NaN stays NaN, +inf -> +inf, -inf -> NaN.
+// exp(-v)) with a Cody-Waite-reduced exp keeps the negative tail's
+// precision. Specials as above: NaN stays NaN, +inf -> +inf, -inf -> NaN.
 constexpr double kCpuGeluAbs = 2.5e-7;
 constexpr double kCpuSiluRel = 5e-7;
 

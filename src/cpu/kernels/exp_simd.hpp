@@ -1,5 +1,6 @@
 // The vector exp of the CPU kernels (softmax rows, attention's online
-// softmax, the GELU of the elementwise ops), per ISA build: everything lives
+// softmax, the GELU of the elementwise ops; its polynomial also serves
+// SiLU's exp on AVX-512), per ISA build: everything lives
 // in TOPS_ISA_NS, so each ISA keeps its own copy. Include after
 // cpu/isa_arch.hpp.
 #pragma once
@@ -45,18 +46,17 @@ inline __attribute__((always_inline)) VecF exp2_poly(VecF f) {
 
 inline __attribute__((always_inline)) VecF exp2_nonpositive(VecF u) {
     constexpr float kExp2Min = -126.0f;  // 2^kExp2Min is the smallest normal float
-    auto poly = [](VecF f) { return exp2_poly(f); };
 #if defined(TOPS_CPU_ISA_avx512)
     const VecF k = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __mmask16 in_range = _mm512_cmp_ps_mask(u, VecF(kExp2Min), _CMP_NLT_UQ);  // NaN: kept
-    return _mm512_maskz_scalef_ps(in_range, poly(u - k), k);
+    return _mm512_maskz_scalef_ps(in_range, exp2_poly(u - k), k);
 #else
     constexpr float kShifter = 12582912.0f + 127.0f;  // 1.5 * 2^23 + exponent bias
     constexpr int kMantissaBits = 23;
     const VecF shifted = u + VecF(kShifter);
     const VecF k = shifted - VecF(kShifter);
     const VecF pow2k = xsimd::bitwise_cast<VecF>(xsimd::bitwise_cast<VecI>(shifted) << kMantissaBits);
-    return xsimd::select(u < VecF(kExp2Min), VecF(0.0f), poly(u - k) * pow2k);  // NaN: kept
+    return xsimd::select(u < VecF(kExp2Min), VecF(0.0f), exp2_poly(u - k) * pow2k);  // NaN: kept
 #endif
 }
 
