@@ -120,9 +120,12 @@ std::vector<ReduceCase> reduce_cases() {
     v.push_back({"global_pool_nchw", {2, 16, 7, 7}, 12u, true});
     v.push_back({"global_pool_nchw_56", {1, 8, 56, 56}, 12u, false});
     v.push_back({"long_rows_chunked", {3, 65536}, 2u, false});
-    // x of at least 2 MiB (kReduceStreamMinBytes) in every dtype, odd rows (misaligned vectors): the
-    // streamed row kernel on AMD CPUs (f32 output: the sums exceed the f16 range).
-    v.push_back({"streamed_rows", {130, 8191}, 2u, false, Layout::Dense, TOPS_DTYPE_F32});
+    // x of at least 2 MiB (kReduceStreamMinBytes) in every dtype, rows of whole cache lines: the streamed
+    // row kernel on AMD CPUs, also from padded (misaligned) row starts; odd rows (misaligned vectors, not
+    // whole lines) keep the four accumulators (f32 output: the sums exceed the f16 range).
+    v.push_back({"streamed_rows", {130, 8192}, 2u, false, Layout::Dense, TOPS_DTYPE_F32});
+    v.push_back({"streamed_rows_padded", {130, 8192}, 2u, false, Layout::Padded, TOPS_DTYPE_F32});
+    v.push_back({"rows_h8191", {130, 8191}, 2u, false, Layout::Dense, TOPS_DTYPE_F32});
     v.push_back({"all_axes_chunked", {70001}, 1u, false});
     // f32 output: a sum of 1e5 terms near 0.75 exceeds the f16 range.
     v.push_back({"long_cols_chunked", {100000, 3}, 1u, false, Layout::Dense, TOPS_DTYPE_F32});
@@ -184,9 +187,9 @@ TEST_P(ReduceSpecialTest, NaNPropagatesThroughMaxAndMin) {
     TOPS_TRACE_SEED();
     Rng rng(test_seed());
     // Row (axis 1) and column (axis 0) kernels, NaN at [3, 57]; row 5 holds +inf and -inf, which fail the
-    // row kernel's NaN check for max / min (its redo must give +inf / -inf). 64 rows of 8200: x of 2 MiB,
+    // row kernel's NaN check for max / min (its redo must give +inf / -inf). 64 rows of 8192: x of 2 MiB,
     // streamed on AMD CPUs.
-    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{8, 100}, std::vector<int64_t>{64, 8200}}) {
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{8, 100}, std::vector<int64_t>{64, 8192}}) {
         for (uint32_t axes : {2u, 1u}) {
             for (ReduceKind kind : {ReduceKind::max, ReduceKind::min}) {
                 SCOPED_TRACE(std::string(kind_name(kind)) + " axes " + std::to_string(axes) + " " + dims_text(dims));
@@ -226,7 +229,7 @@ TEST_P(ReduceSpecialTest, DeterministicAcrossRunsAndThreads) {
     TOPS_TRACE_SEED();
     Rng rng(test_seed());
     const std::pair<std::vector<int64_t>, uint32_t> shapes[] = {
-        {{4, 300000}, 2u}, {{130, 8191}, 2u}, {{200000, 20}, 1u},       {{600, 3000}, 1u},
+        {{4, 300000}, 2u}, {{130, 8192}, 2u}, {{130, 8191}, 2u}, {{200000, 20}, 1u}, {{600, 3000}, 1u},
         {{1000000}, 1u},   {{8, 64, 14, 14}, 12u}, {{4, 64, 56, 56}, 12u}};
     for (const auto& [dims, axes] : shapes) {
         SCOPED_TRACE(dims_text(dims));

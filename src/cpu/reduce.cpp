@@ -168,7 +168,8 @@ public:
             stream_ = env == '1' ||
                       (env != '0' && cpu_is_amd() &&
                        mul_saturated(mul_saturated(total, outputs_), esize) >= kReduceStreamMinBytes &&
-                       mul_saturated(n_, esize) >= kReduceStreamMinSegmentBytes);
+                       mul_saturated(n_, esize) >= kReduceStreamMinSegmentBytes &&
+                       n_ % (kReduceStreamLineBytes / esize) == 0);
             if (stream_) why_ += "; x is streamed from memory (one accumulator, pages prefetched ahead)";
         } else if (k_unit >= 0) {
             strategy_ = Strategy::col;

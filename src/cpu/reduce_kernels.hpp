@@ -56,13 +56,20 @@ struct ReduceRowArgs {
     bool stream = false;  // x comes from memory: one accumulator, pages prefetched ahead
 };
 
-// Streamed row reductions need segments of at least this many bytes. Zen 4
-// VM, 1 thread, x of 25-64 MiB, time against oneDNN in alternating calls:
-// segments of 4 KiB and more 0.92-0.95x -> 1.03-1.11x; 784-byte segments
-// 0.90-0.98x -> 0.79-0.82x. AMD CPUs only: on the 16-core Xeon the streamed
-// 4096x4096 row sum took 7.3-7.7 ms against 4.9-5.0 at 1 thread and 3.2-3.7
-// against 2.6-2.9 at 2 (bench/reduce_ab_onednn.cpp, TOPS_CPU_REDUCE_STREAM=1 / 0).
-constexpr int64_t kReduceStreamMinSegmentBytes = 4096;
+// Streamed row reductions need segments of at least this many bytes, and a
+// whole number of cache lines (kReduceStreamLineBytes), so that every
+// segment starts where the first does relative to a line and the loop's
+// line steps load whole lines of a line-aligned x. Zen 4 VM, 1 thread, x of
+// 12-64 MiB, time against oneDNN in alternating calls: segments of 4 KiB and
+// more 0.92-0.95x -> 1.03-1.11x; whole-line segments of 1-3 KiB too (256,
+// 384, 640, 768 f32: 0.93-1.01x -> 1.02-1.09x; 512 0.95x either way); but
+// segments that are not whole lines lose (784 bytes 0.90-0.98x ->
+// 0.79-0.82x; 2050 and 2056 f32 0.93-0.97x -> 0.80-0.90x). AMD CPUs only: on
+// the 16-core Xeon the streamed 4096x4096 row sum took 7.3-7.7 ms against
+// 4.9-5.0 at 1 thread and 3.2-3.7 against 2.6-2.9 at 2
+// (bench/reduce_ab_onednn.cpp, TOPS_CPU_REDUCE_STREAM=1 / 0).
+constexpr int64_t kReduceStreamMinSegmentBytes = 1024;
+constexpr int64_t kReduceStreamLineBytes = 64;
 // ... and an x of at least this many bytes: past the L2 of two Zen 4 cores,
 // where x comes from L3 or memory. From memory the streamed loop wins (cold,
 // 1 thread, against oneDNN: 128x4096 and 256x4096 row sums 0.92-0.93x ->
