@@ -703,10 +703,12 @@ Status plan_eltwise(const EltwiseParams& ep, const DeviceInfo& dev, PlanPtr* out
                 // kernel, GELU erf f16 16384x4096 74.4-75.2 -> 72.9-73.5 us, f16 4096x3072
                 // 18.6-19.1 -> 17.7-18.3, f32 4096x3072 30.9-31.7 -> 29.7-30.4, f32 8192x8192
                 // 140.7-141.1 -> 138.6-139.3 (ReLU there 136.5-137.3 -> 137.2-137.8).
-                const bool piped = pipeline && (ni == 1 || (ni == 2 && periods[1] != 0));
+                const bool alone = ni == 1;
+                const bool piped = pipeline && (alone || (ni == 2 && periods[1] != 0));
                 hoist_periodic_inputs(periods, ni, piped ? kMinHoistedSharePipelined : kMinHoistedShare, &vec_l,
                                       &base);
-                if (piped && (ni == 1 || base.hoist_periodic)) {
+                // Input 1 absent, or loaded once per thread: nothing of it in the step's registers.
+                if (piped && (alone || base.hoist_periodic)) {
                     // Same launch bounds: the trimmed grid (a multiple of the period) stays.
                     vec_l.kernel = find_kernel(Path::kDense, dt, ep.kind, ep.act, vm, true);
                     if (!vec_l.kernel) return Status(TOPS_ERROR_INTERNAL, "elementwise: no hoisted CUDA kernel");
