@@ -13,7 +13,8 @@ GEMM cases alternate call by call instead (Timer.interleaved).
 Figures: memory-bound families (softmax, transpose, norm, reduce, eltwise,
 pad) report GB/s and % of the copy ceiling, a 512 MiB f32 device-to-device
 copy timed the same way in the same run; bytes = each input read once + each
-output written once (reduce: bytes read). Compute families (gemm, attention,
+output written once (reduce: bytes read). --same-size-copy also times a
+copy moving each case's bytes (same_copy_ms, tops_pct_same_copy). Compute families (gemm, attention,
 conv2d) report TFLOP/s: GEMM/conv 2*M*N*K, attention 4*B*H*Sq*Sk*D, halved
 when causal. "speedup" = baseline ms / tops ms (> 1: tops is faster).
 
@@ -33,6 +34,7 @@ heads, seq, head_dim, causal).
 
 usage: compare_torch.py [--lib build/libtops.so] [--only FAMILY[,FAMILY]] [--filter SUBSTR]
                         [--reps 30] [--warmup 5] [--rounds N] [--json out.json] [--check]
+                        [--flush write|read] [--same-size-copy]
 """
 import argparse
 import contextlib
@@ -136,6 +138,14 @@ def copy_ceiling(timer):
     return 2 * COPY_BYTES / ms / 1e6
 
 
+def same_size_copy(nbytes):
+    """A device-to-device copy moving nbytes in all (half read, half written) of random bytes: what a plain copy
+    of a case's traffic costs under the same timer (at 24-134 MB its fixed costs weigh more than at 512 MiB)."""
+    src = torch.randint(0, 256, (nbytes // 2,), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    return lambda: dst.copy_(src)
+
+
 # ------------------------------------------------------------------ table
 class Table:
     """The one table printer: a header per family, a row per (case, baseline)."""
@@ -166,13 +176,18 @@ class Table:
                    "%.3fx" % (ms / r["tops_ms"]) if ms else "-", ours if first else "", theirs,
                    "%.2e" % r["rel_err"] if first else ""))
             first = False
+        if "same_copy_ms" in r:
+            print("%-52s a copy of the same bytes: %.4f ms (%.1f%% of the ceiling); tops at %.1f%% of it" %
+                  ("", r["same_copy_ms"], 100 * r["bytes"] / r["same_copy_ms"] / 1e6 / r["copy_gbs"],
+                   r["tops_pct_same_copy"]))
         sys.stdout.flush()
 
 
 # ------------------------------------------------------------------ the bench
 class Bench:
-    def __init__(self, tops, timer, rounds, name_filter):
+    def __init__(self, tops, timer, rounds, name_filter, same_copy=False):
         self.tops, self.timer, self.rounds, self.filter = tops, timer, rounds, name_filter
+        self.same_copy = same_copy
         self.table = Table()
         self.copy_gbs = None
         self.results = []
@@ -235,6 +250,11 @@ class Bench:
                      tops_gbs=nbytes / tops_ms / 1e6, torch_gbs=nbytes / torch_ms / 1e6 if torch_ms else None)
             r["tops_pct_copy"] = 100 * r["tops_gbs"] / gbs
             r["torch_pct_copy"] = 100 * r["torch_gbs"] / gbs if torch_ms else None
+            if self.same_copy:
+                copy = same_size_copy(nbytes)
+                r["same_copy_ms"] = statistics.median(self.timer(copy) for _ in range(rounds or self.rounds))
+                r["tops_pct_same_copy"] = 100 * r["same_copy_ms"] / tops_ms
+                del copy
         r.update(extra or {})
         self.results.append(r)
         self.table.row(r)
@@ -685,6 +705,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="run the fp64 feature matrices instead of timing")
     ap.add_argument("--flush", choices=("write", "read"), default="write",
                     help="how L2 is evicted before each timed call (Timer.flush)")
+    ap.add_argument("--same-size-copy", action="store_true",
+                    help="also time a copy of each memory-bound case's bytes and print tops' time against it")
     a = ap.parse_args()
 
     fams = a.only.split(",") if a.only else list(FAMILIES)
@@ -699,7 +721,7 @@ def main():
     dev = torch.cuda.get_device_properties(0)
     print("device: %s (%d SMs), torch %s, cuDNN %s" %
           (dev.name, dev.multi_processor_count, torch.__version__, torch.backends.cudnn.version()))
-    b = Bench(tops, timer, a.rounds, a.filter)
+    b = Bench(tops, timer, a.rounds, a.filter, a.same_size_copy)
     for f in fams:
         FAMILIES[f](b)
 
