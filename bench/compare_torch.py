@@ -34,7 +34,7 @@ heads, seq, head_dim, causal).
 
 usage: compare_torch.py [--lib build/libtops.so] [--only FAMILY[,FAMILY]] [--filter SUBSTR]
                         [--reps 30] [--warmup 5] [--rounds N] [--json out.json] [--check]
-                        [--flush write|read] [--same-size-copy]
+                        [--flush write|read] [--same-size-copy] [--seed N]
 """
 import argparse
 import contextlib
@@ -703,6 +703,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="alternating tops/baseline rounds (gemm: at least 3)")
     ap.add_argument("--json")
     ap.add_argument("--check", action="store_true", help="run the fp64 feature matrices instead of timing")
+    ap.add_argument("--seed", type=int, default=1, help="--check: the seed of the inputs' generator")
     ap.add_argument("--flush", choices=("write", "read"), default="write",
                     help="how L2 is evicted before each timed call (Timer.flush)")
     ap.add_argument("--same-size-copy", action="store_true",
@@ -716,7 +717,8 @@ def main():
     torch.manual_seed(0)
     tops = Tops(a.lib)
     if a.check:
-        return 1 if run_checks(tops, [f for f in fams if f in CHECKS]) else 0
+        print("seed %d" % a.seed)
+        return 1 if run_checks(tops, [f for f in fams if f in CHECKS], a.seed) else 0
     timer = Timer(a.reps, a.warmup, a.flush)
     dev = torch.cuda.get_device_properties(0)
     print("device: %s (%d SMs), torch %s, cuDNN %s" %
