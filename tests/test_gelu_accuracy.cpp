@@ -1,12 +1,15 @@
-// GELU erf on the CUDA backend (and, with an absolute bound, the CPU backend's
-// f32 path, with its GELU tanh and SiLU), element by element against fp64:
+// The activations on the CUDA backend (and, with an absolute bound, the CPU
+// backend's f32 path), element by element against fp64:
 // GELU erf through erfc (x * erfc(-x / sqrt2) / 2, accurate in the negative
 // tail where 1 + erf(x / sqrt2) cancels), GELU tanh and SiLU as x / (1 +
 // exp(-z)): a dense sweep of [-12, 12] plus specials (signed zeros,
 // infinities, NaN, |x| past the clamp, denormals), through bias + activation
-// with no bias. Per-element bounds, stricter than the harness's Frobenius
-// tolerance:
-//   f32: relative error <= kMaxRelF32 wherever the result is a normal float;
+// with no bias; GELU tanh and SiLU also over [-110, -12], where x e^z is a
+// normal float while e^z alone is not. Per-element bounds, stricter than the
+// harness's Frobenius tolerance:
+//   f32: relative error <= kMaxRelF32 wherever the result is a normal float,
+//        times max(1, |z|) for x sigmoid(z) (z's own rounding, a few ulp of
+//        it, moves e^z by that much relatively);
 //   f16 / bf16: within 1.05 half-ulps of the storage type (the activation's
 //   own error is a few percent of that);
 // below the normal range an absolute bound: half the f16 subnormal step for
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.hpp"
@@ -33,17 +37,22 @@ constexpr double kMaxRelF32 = 1.5e-6;
 constexpr int64_t kSweepPoints = int64_t(1) << 20;
 constexpr double kSweepLo = -12.0;
 constexpr double kSweepHi = 12.0;
+constexpr int64_t kTailPoints = int64_t(1) << 16;
+constexpr double kTailLo = -110.0;
+
+// z of x sigmoid(z) for GELU tanh (0.5 x (1 + tanh(u)) = x sigmoid(2u)) and SiLU.
+double sigmoid_arg(tops_activation_t act, double x) {
+    if (act == TOPS_ACT_SILU) return x;
+    return 2.0 * std::sqrt(2.0 / 3.141592653589793) * (x + 0.044715 * x * x * x);
+}
 
 double act_ref(tops_activation_t act, double x) {
     if (std::isnan(x)) return x;
     // -inf: x * Phi(x) (or x * sigmoid) = -inf * 0, NaN (as PyTorch and the edge-case tests).
     if (std::isinf(x)) return x > 0 ? x : std::numeric_limits<double>::quiet_NaN();
     switch (act) {
-        case TOPS_ACT_GELU_TANH: {
-            const double u = std::sqrt(2.0 / 3.141592653589793) * (x + 0.044715 * x * x * x);
-            return x / (1.0 + std::exp(-2.0 * u));  // 0.5 x (1 + tanh(u)) without its cancellation
-        }
-        case TOPS_ACT_SILU: return x / (1.0 + std::exp(-x));
+        case TOPS_ACT_GELU_TANH:
+        case TOPS_ACT_SILU: return x / (1.0 + std::exp(-sigmoid_arg(act, x)));  // without tanh's cancellation
         default: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
     }
 }
@@ -83,6 +92,13 @@ std::vector<double> gelu_inputs() {
     return v;
 }
 
+// gelu_inputs() and the negative tail [kTailLo, kSweepLo).
+std::vector<double> sigmoid_inputs() {
+    std::vector<double> v = gelu_inputs();
+    for (int64_t i = 0; i < kTailPoints; ++i) v.push_back(kTailLo + (kSweepLo - kTailLo) * double(i) / kTailPoints);
+    return v;
+}
+
 // Every out[i] against act_ref(act, in[i]): a NaN or infinite reference needs
 // the same special, a finite one a finite result that finite_ok(x, ref, got)
 // accepts.
@@ -103,24 +119,24 @@ void expect_each(tops_activation_t act, const std::vector<double>& in, const std
     EXPECT_EQ(failures, 0) << label;
 }
 
-// Every out[i] against act_ref(GELU erf, in[i]) within the bounds of the file comment.
-void expect_gelu_matches(tops_dtype_t dt, const std::vector<double>& in, const std::vector<double>& out,
-                         const char* path) {
+// Every out[i] against act_ref(act, in[i]) within the bounds of the file comment.
+void expect_act_matches(tops_activation_t act, tops_dtype_t dt, const std::vector<double>& in,
+                        const std::vector<double>& out, const char* path) {
     const Storage st = storage_of(dt);
     const double half_ulp = std::ldexp(1.0, -st.mantissa_bits - 1);
-    const double rel_bound = dt == TOPS_DTYPE_F32 ? kMaxRelF32 : 1.05 * half_ulp;
     const double abs_bound = dt == TOPS_DTYPE_F16 ? 1.05 * half_ulp * st.min_normal : double(FLT_MIN);
     double max_rel = 0.0, at = 0.0;
-    expect_each(TOPS_ACT_GELU_ERF, in, out, std::string(dtype_label(dt)) + ", " + path,
-                [&](double x, double ref, double got) {
+    expect_each(act, in, out, std::string(dtype_label(dt)) + ", " + path, [&](double x, double ref, double got) {
         const double err = std::fabs(got - ref);
         if (std::fabs(ref) < st.min_normal) return err <= abs_bound;
-        const double rel = err / std::fabs(ref);
+        const double cond = act == TOPS_ACT_GELU_ERF ? 1.0 : std::max(1.0, std::fabs(sigmoid_arg(act, x)));
+        const double rel = err / std::fabs(ref) / (dt == TOPS_DTYPE_F32 ? cond : 1.0);
         if (rel > max_rel) max_rel = rel, at = x;
-        return rel <= rel_bound;
+        return rel <= (dt == TOPS_DTYPE_F32 ? kMaxRelF32 : 1.05 * half_ulp);
     });
-    std::printf("gelu_erf %s (%s): max relative error %.3g at x = %.9g over %zu points (bound %.3g)\n",
-                dtype_label(dt), path, max_rel, at, in.size(), rel_bound);
+    std::printf("%s %s (%s): max relative error%s %.3g at x = %.9g over %zu points\n", act_name(act),
+                dtype_label(dt), path, dt == TOPS_DTYPE_F32 && act != TOPS_ACT_GELU_ERF ? " / max(1, |z|)" : "",
+                max_rel, at, in.size());
 }
 
 // act of gelu_inputs() through bias + activation with no bias on `backend`:
@@ -130,8 +146,7 @@ struct GeluRun {
 };
 
 ::testing::AssertionResult run_bias_act(tops_backend_t backend, tops_dtype_t dt, tops_activation_t act,
-                                        GeluRun* out) {
-    const std::vector<double> xs = gelu_inputs();
+                                        GeluRun* out, const std::vector<double>& xs = gelu_inputs()) {
     const std::vector<int64_t> dims = {int64_t(xs.size())};
     Tensor x = Tensor::make(dt, dims, Layout::Dense);
     for (int64_t i = 0; i < x.count(); ++i) x.set_value(i, xs[size_t(i)]);
@@ -158,7 +173,19 @@ TEST_P(GeluAccuracyTest, SweepAndSpecialsMatchFp64) {
     TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
     GeluRun r;
     ASSERT_TRUE(run_bias_act(TOPS_BACKEND_CUDA, dt, TOPS_ACT_GELU_ERF, &r));
-    expect_gelu_matches(dt, r.x, r.y, "bias_act");
+    expect_act_matches(TOPS_ACT_GELU_ERF, dt, r.x, r.y, "bias_act");
+}
+
+// GELU tanh and SiLU (x sigmoid(z)) on the CUDA backend, tails included.
+class SigmoidActivationAccuracyCuda
+    : public ::testing::TestWithParam<std::tuple<tops_activation_t, tops_dtype_t>> {};
+
+TEST_P(SigmoidActivationAccuracyCuda, SweepTailAndSpecialsMatchFp64) {
+    const auto [act, dt] = GetParam();
+    TOPS_SKIP_UNLESS_READY(TOPS_BACKEND_CUDA);
+    GeluRun r;
+    ASSERT_TRUE(run_bias_act(TOPS_BACKEND_CUDA, dt, act, &r, sigmoid_inputs()));
+    expect_act_matches(act, dt, r.x, r.y, "bias_act");
 }
 
 // The same bounds through a GEMM's epilogue (on sm_90 the fused kernel, which
@@ -197,7 +224,7 @@ TEST_P(GeluAccuracyTest, GemmEpilogueMatchesFp64) {
     spec.inputs.push_back({TOPS_ARG_B, &eye});
     ASSERT_TRUE(run_op(
         TOPS_BACKEND_CUDA, [g](tops_context_t ctx, tops_op_t* op) { return tops_gemm_create(ctx, &g, op); }, spec));
-    expect_gelu_matches(dt, x.logical(), y.logical(), "gemm epilogue");
+    expect_act_matches(TOPS_ACT_GELU_ERF, dt, x.logical(), y.logical(), "gemm epilogue");
 }
 
 // The CPU backend's f32 activations. GELU erf and tanh, an absolute bound:
@@ -233,6 +260,14 @@ TEST_P(ActivationAccuracyCpu, EltwiseSweepAndSpecialsWithinBound) {
 INSTANTIATE_TEST_SUITE_P(Activations, ActivationAccuracyCpu,
                          ::testing::Values(TOPS_ACT_GELU_ERF, TOPS_ACT_GELU_TANH, TOPS_ACT_SILU),
                          [](const auto& info) { return std::string(act_name(info.param)); });
+
+INSTANTIATE_TEST_SUITE_P(Activations, SigmoidActivationAccuracyCuda,
+                         ::testing::Combine(::testing::Values(TOPS_ACT_GELU_TANH, TOPS_ACT_SILU),
+                                            ::testing::Values(TOPS_DTYPE_F32, TOPS_DTYPE_F16, TOPS_DTYPE_BF16)),
+                         [](const auto& info) {
+                             return std::string(act_name(std::get<0>(info.param))) + "_cuda_" +
+                                    dtype_label(std::get<1>(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(GeluAccuracy, GeluAccuracyTest,
                          ::testing::Values(TOPS_DTYPE_F32, TOPS_DTYPE_F16, TOPS_DTYPE_BF16),

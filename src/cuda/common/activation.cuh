@@ -1,7 +1,8 @@
 // The activations of the fused epilogues (bias + activation, GEMM, conv2d),
 // in f32 on the device: one definition for every CUDA kernel, matching the
 // CPU backend and tops.h (ReLU is max(v, 0), so NaN gives 0; GELU erf is
-// x * Phi(x) to a few f32 ulp; GELU tanh is the usual cubic approximation).
+// x * Phi(x) to a few f32 ulp; GELU tanh is the usual cubic approximation,
+// evaluated as x * sigmoid(2u)).
 //
 // GELU erf is the activation of BERT's FFN and runs over every element of
 // the widest tensor of a layer, so its cost decides whether the f16 passes
@@ -140,6 +141,23 @@ __device__ __forceinline__ void gelu_erf16_pair(float& a, float& b) {
     b = gelu_erf16_from_t(b, r * u);
 }
 
+// x * sigmoid(z), relative-accurate on both tails (GELU tanh, SiLU). With
+// h = e^(-|z| / 2) (normal while |z| <= 174): x / (1 + h^2) for z >= 0 and
+// (x h) h / (1 + h^2) for z < 0, so e^z is never formed alone where it would
+// be subnormal while x e^z is not (|x| > 1, e.g. SiLU's x in [-91, -87.3]).
+// ACCURATE: expf and a division (f32 storage); otherwise ex2 and a reciprocal
+// (MUFU, 16-bit storage). Specials: NaN propagates, x = +inf gives +inf,
+// x = -inf gives NaN (-inf * 0, as v sigmoid(v) in PyTorch), |z| past 174 gives
+// x or -0.
+template <bool ACCURATE>
+__device__ __forceinline__ float mul_sigmoid(float x, float z) {
+    const float w = -0.5f * fabsf(z);
+    const float h = ACCURATE ? expf(w) : ex2_approx(kLog2E * w);
+    const float d = fmaf(h, h, 1.0f);
+    const float num = z < 0.0f ? (x * h) * h : x;
+    return ACCURATE ? num / d : num * rcp_approx(d);
+}
+
 // The accuracy an activation needs is set by the storage it is rounded to.
 template <class Storage>
 constexpr bool kAccurateFor = sizeof(Storage) >= sizeof(float);
@@ -150,15 +168,12 @@ template <Activation A, class Storage = float>
 __device__ __forceinline__ float activate(float v) {
     if constexpr (A == Activation::relu) return v > 0.0f ? v : 0.0f;
     if constexpr (A == Activation::gelu_erf) return gelu_erf<kAccurateFor<Storage>>(v);
+    // 0.5 v (1 + tanh(u)) = v sigmoid(2 u): the tanh form cancels for u < 0
+    // (relative error 1.7e-2 near v = -4.5 in f32).
     if constexpr (A == Activation::gelu_tanh) {
-        return 0.5f * v * (1.0f + tanhf(kGeluSqrt2OverPi * (v + kGeluTanhCubic * v * v * v)));
+        return mul_sigmoid<kAccurateFor<Storage>>(v, 2.0f * kGeluSqrt2OverPi * (v + kGeluTanhCubic * v * v * v));
     }
-    if constexpr (A == Activation::silu) {
-        if constexpr (kAccurateFor<Storage>) return v / (1.0f + expf(-v));
-        // 16-bit storage: one ex2 and one reciprocal (max relative error 9.6e-7
-        // over every float in [-80, 80] on an H100).
-        return v * rcp_approx(1.0f + ex2_approx(-kLog2E * v));
-    }
+    if constexpr (A == Activation::silu) return mul_sigmoid<kAccurateFor<Storage>>(v, v);
     return v;
 }
 
