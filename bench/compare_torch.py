@@ -13,10 +13,10 @@ GEMM cases alternate call by call instead (Timer.interleaved).
 Figures: memory-bound families (softmax, transpose, norm, reduce, eltwise,
 pad) report GB/s and % of the copy ceiling, a 512 MiB f32 device-to-device
 copy timed the same way in the same run; bytes = each input read once + each
-output written once (reduce: bytes read). --same-size-copy also times a
-copy moving each case's bytes (same_copy_ms, tops_pct_same_copy). Compute families (gemm, attention,
-conv2d) report TFLOP/s: GEMM/conv 2*M*N*K, attention 4*B*H*Sq*Sk*D, halved
-when causal. "speedup" = baseline ms / tops ms (> 1: tops is faster).
+output written once (reduce: bytes read); --same-size-copy also times a
+copy moving each case's bytes (same_copy_ms, tops_pct_same_copy). Compute
+families (gemm, attention, conv2d) report TFLOP/s: GEMM/conv 2*M*N*K,
+attention 4*B*H*Sq*Sk*D, halved when causal. "speedup" = baseline ms / tops ms (> 1: tops is faster).
 
 Structure: one function per op family, registered in FAMILIES; each builds
 its cases and hands every case to Bench.compare(), which checks tops against
