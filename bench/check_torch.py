@@ -507,7 +507,7 @@ CHECKS = {
 }
 
 
-def run_checks(tops, families, seed=1):
+def run_checks(tops, families, seed):
     """Runs the feature matrices of the selected families; returns the number of failures."""
     ck = Checker(seed)
     for fam in families:
