@@ -360,8 +360,12 @@ private:
 // EPYC); C256 14x14 K256 (196 pixels) packs the filter on any team.
 constexpr int64_t kPackPerPixelThread = 6;
 
+// Output pixels over the batch, saturated: y may be empty (no output
+// channels) while its other dims multiply past int64.
+int64_t output_pixels(const ConvParams& p) { return mul_saturated(mul_saturated(p.batch, p.out_h), p.out_w); }
+
 int64_t min_filter_packing_threads(const ConvParams& p) {
-    return ceil_div(p.out_c, kPackPerPixelThread * std::max<int64_t>(1, p.batch * p.out_h * p.out_w));
+    return ceil_div(p.out_c, mul_saturated(kPackPerPixelThread, std::max<int64_t>(1, output_pixels(p))));
 }
 
 class ConvGemmByTeamPlan final : public OpPlan {
@@ -505,7 +509,7 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     // Other filters pack element by element: pixels_by_channels only with
     // at least as many pixels as filters, as before the vector packing.
     const bool y_channels_last = p.y.strides[1] == 1 || p.out_c == 1;
-    const int64_t pixels = p.batch * p.out_h * p.out_w;
+    const int64_t pixels = output_pixels(p);
     const bool fast_pack = conv_filter_packs_by_transpose(p, gemm_tile_shape(active_isa()).nr);
     const int64_t min_pbc_threads = fast_pack ? min_filter_packing_threads(p) : INT64_MAX;
     if (!forced_pbc && !forced_cbp && y_channels_last && pixels < p.out_c && min_pbc_threads > 1 &&
