@@ -360,8 +360,9 @@ private:
 // EPYC); C256 14x14 K256 (196 pixels) packs the filter on any team.
 constexpr int64_t kPackPerPixelThread = 6;
 
-// Output pixels over the batch, saturated: y may be empty (no output
-// channels) while its other dims multiply past int64.
+// Output pixels over the batch, saturated: the dims of a y that validation
+// accepts (an empty one among them) can multiply past int64, and the
+// heuristics below scale the product further.
 int64_t output_pixels(const ConvParams& p) { return mul_saturated(mul_saturated(p.batch, p.out_h), p.out_w); }
 
 int64_t min_filter_packing_threads(const ConvParams& p) {

@@ -447,7 +447,7 @@ Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
         if (planned) return Status::ok();
     }
     const int64_t kg = cp.out_c_per_group(), cg = cp.in_c_per_group();
-    const int64_t m = mul_saturated(mul_saturated(cp.batch, cp.out_h), cp.out_w);  // y may be empty, its dims huge
+    const int64_t m = mul_saturated(mul_saturated(cp.batch, cp.out_h), cp.out_w);  // saturated: may pass int64
     const int64_t ints[] = {cp.batch, cp.in_h, cp.in_w, cg, kg, cp.groups, cp.kernel_h, cp.kernel_w, cp.out_h,
                             cp.out_w, cp.stride_h, cp.stride_w, cp.pad_top, cp.pad_left, cp.dilation_h,
                             cp.dilation_w, m, cp.out_c, cp.in_c};
