@@ -211,6 +211,40 @@ TEST_P(SizeSafetyTest, HugeValidDescriptorCreatesWithoutOverflow) {
     EXPECT_LT(ws, size_t{1} << 40) << "workspace of a softmax";
 }
 
+// conv2d with no output channels whose N * P * Q passes int64 (x is empty
+// too: its width 0, padded by 1 on each side, gives 2 output columns): an
+// empty request that every backend plans as a no-op and runs without
+// touching memory (buffers of a few bytes stand in for x, w and y).
+TEST_P(SizeSafetyTest, EmptyConv2dWithHugeDimsRuns) {
+    const tops_backend_t backend = GetParam();
+    TOPS_SKIP_UNLESS_READY(backend);
+    ContextHandle ctx;
+    ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
+    const tops_dtype_t dt = float_dtype(backend);
+    const int64_t n = int64_t{1} << 32, h = int64_t{1} << 30, out_w = 2;  // x: N * C * H = 2^62
+    tops_conv2d_desc_t d = tops_conv2d_desc_default();
+    d.pad_left = d.pad_right = 1;
+    d.x = tensor_desc(dt, {n, 1, h, 0}, {1, 1, 1, 1});       // NCHW [N, C, H, W]
+    d.w = tensor_desc(dt, {0, 1, 1, 1}, {1, 1, 1, 1});       // KCRS [K, C, R, S]
+    d.y = tensor_desc(dt, {n, 0, h, out_w}, {1, 1, 1, 1});   // [N, K, P, Q]: N * P * Q = 2^63
+    OpHandle op;
+    ASSERT_EQ(tops_conv2d_create(ctx.ctx, &d, &op.op), TOPS_SUCCESS) << tops_last_error();
+    size_t ws = 0;
+    ASSERT_EQ(tops_op_workspace_size(op.op, &ws), TOPS_SUCCESS) << tops_last_error();
+    EXPECT_EQ(ws, 0u);
+    constexpr size_t kStandIn = 16;
+    Buffer x(backend, kStandIn), w(backend, kStandIn), y(backend, kStandIn);
+    const std::vector<uint8_t> poison(kStandIn, 0xa5);
+    for (Buffer* b : {&x, &w, &y}) b->upload(poison);
+    const tops_arg_t args[] = {{TOPS_ARG_X, x.ptr()}, {TOPS_ARG_W, w.ptr()}, {TOPS_ARG_Y, y.ptr()}};
+    ASSERT_EQ(tops_op_execute(ctx.ctx, op.op, args, 3, nullptr, 0), TOPS_SUCCESS) << tops_last_error();
+    ASSERT_TRUE(sync_backend(backend));
+    for (Buffer* b : {&x, &w, &y}) {
+        EXPECT_EQ(b->download(), poison);
+        EXPECT_EQ(b->error(), "");
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Size, SizeSafetyTest, ::testing::ValuesIn(all_backends()),
                          [](const ::testing::TestParamInfo<tops_backend_t>& info) {
                              return std::string(tops_backend_name(info.param));

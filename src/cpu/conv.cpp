@@ -360,9 +360,9 @@ private:
 // EPYC); C256 14x14 K256 (196 pixels) packs the filter on any team.
 constexpr int64_t kPackPerPixelThread = 6;
 
-// Output pixels over the batch, saturated: the dims of a y that validation
-// accepts (an empty one among them) can multiply past int64, and the
-// heuristics below scale the product further.
+// Output pixels over the batch, saturated: the heuristics below scale the
+// product further (an empty y, whose dims may multiply past int64, is
+// planned before them).
 int64_t output_pixels(const ConvParams& p) { return mul_saturated(mul_saturated(p.batch, p.out_h), p.out_w); }
 
 int64_t min_filter_packing_threads(const ConvParams& p) {
@@ -465,11 +465,20 @@ private:
     std::string name_;
 };
 
+// An empty y: nothing to compute, whatever the other dims (their products,
+// the staging's among them, may pass int64).
+class ConvEmptyPlan final : public OpPlan {
+public:
+    Status execute(const ExecContext&, const ArgTable&) const override { return Status::ok(); }
+    const char* kernel_name() const override { return "conv2d_empty"; }
+    std::string reason() const override { return "empty output"; }
+};
+
 }  // namespace
 
 // The zero-padded f32 staging of x (N * (H + pads) * (W + pads) * C floats)
 // and the output pixel count N * P * Q fit in int64 bytes; a valid descriptor
-// with huge dims (an empty x or y among them) may exceed that.
+// with huge dims (an empty x among them) may exceed that.
 static bool conv_sizes_fit(const ConvParams& p) {
     // One padded image first (the staging strides), then the batch.
     int64_t hp = 0, wp = 0, img = 0, n = 0, pix = 0;
@@ -481,6 +490,10 @@ static bool conv_sizes_fit(const ConvParams& p) {
 }
 
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
+    if (p.batch == 0 || p.out_h == 0 || p.out_w == 0 || p.out_c == 0) {
+        out->reset(new ConvEmptyPlan());
+        return Status::ok();
+    }
     if (!conv_sizes_fit(p)) {
         return Status(TOPS_ERROR_OUT_OF_MEMORY,
                       "conv2d: the padded input staging or the output pixel count overflows int64 bytes");

@@ -437,9 +437,21 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     return Status::ok();
 }
 
+Status build_plan(const ConvKernelParams& kp, const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
+    std::unique_ptr<ConvPlanCuda> plan(new (std::nothrow) ConvPlanCuda(kp, cp.x.dtype, dev.ordinal));
+    if (!plan) return Status(TOPS_ERROR_OUT_OF_MEMORY, "conv2d: out of host memory");
+    TOPS_RETURN_IF_ERROR(plan->build(cp, dev));
+    *out = std::move(plan);
+    return Status::ok();
+}
+
 }  // namespace
 
 Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
+    if (cp.batch == 0 || cp.out_h == 0 || cp.out_w == 0 || cp.out_c == 0) {
+        // An empty y is a no-op whatever its other dims (their product may pass int64).
+        return build_plan(ConvKernelParams{}, cp, dev, out);
+    }
     if (!std::getenv("TOPS_CONV_IGEMM_CONFIG")) {  // a forced tile config benchmarks the implicit GEMM
         bool planned = false;
         TOPS_RETURN_IF_ERROR(plan_conv_as_gemm(
@@ -447,7 +459,7 @@ Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
         if (planned) return Status::ok();
     }
     const int64_t kg = cp.out_c_per_group(), cg = cp.in_c_per_group();
-    const int64_t m = mul_saturated(mul_saturated(cp.batch, cp.out_h), cp.out_w);  // saturated: may pass int64
+    const int64_t m = cp.batch * cp.out_h * cp.out_w;  // < 2^63: x, w and y are within int64 and y is not empty
     const int64_t ints[] = {cp.batch, cp.in_h, cp.in_w, cg, kg, cp.groups, cp.kernel_h, cp.kernel_w, cp.out_h,
                             cp.out_w, cp.stride_h, cp.stride_w, cp.pad_top, cp.pad_left, cp.dilation_h,
                             cp.dilation_w, m, cp.out_c, cp.in_c};
@@ -489,11 +501,7 @@ Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
     kp.bias_stride = cp.bias.present() ? cp.bias.strides[0] : 0;
     kp.bias_f32 = false;  // bias shares x's dtype
     kp.act = cp.act;
-    std::unique_ptr<ConvPlanCuda> plan(new (std::nothrow) ConvPlanCuda(kp, cp.x.dtype, dev.ordinal));
-    if (!plan) return Status(TOPS_ERROR_OUT_OF_MEMORY, "conv2d: out of host memory");
-    TOPS_RETURN_IF_ERROR(plan->build(cp, dev));
-    *out = std::move(plan);
-    return Status::ok();
+    return build_plan(kp, cp, dev, out);
 }
 
 }  // namespace tops::cuda
