@@ -22,11 +22,22 @@ using namespace tops_test;
 
 namespace {
 
-class SizeSafetyTest : public ::testing::TestWithParam<tops_backend_t> {};
-
 tops_dtype_t float_dtype(tops_backend_t backend) {
     return backend == TOPS_BACKEND_CUDA ? TOPS_DTYPE_F16 : TOPS_DTYPE_F32;
 }
+
+// Each test gets a context on its backend (skipped where that backend is
+// unavailable) and the float dtype it tests there.
+class SizeSafetyTest : public ::testing::TestWithParam<tops_backend_t> {
+protected:
+    void SetUp() override {
+        TOPS_SKIP_UNLESS_READY(backend);
+        ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
+    }
+    const tops_backend_t backend = GetParam();
+    const tops_dtype_t dt = float_dtype(backend);
+    ContextHandle ctx;
+};
 
 // Every op's create refuses `bad` (as x, y and every other main tensor) with
 // `want` and a message, and leaves *op NULL.
@@ -147,11 +158,6 @@ tops_tensor_desc_t rank2(tops_dtype_t dt, int64_t d0, int64_t d1, int64_t s0, in
 // Sizes are computed in checked int64 arithmetic: an element count, a largest
 // element offset or a byte extent that does not fit is refused, never wrapped.
 TEST_P(SizeSafetyTest, SizeOverflowIsRejected) {
-    const tops_backend_t backend = GetParam();
-    TOPS_SKIP_UNLESS_READY(backend);
-    ContextHandle ctx;
-    ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
-    const tops_dtype_t dt = float_dtype(backend);
     const int64_t big = int64_t{1} << 33, max64 = std::numeric_limits<int64_t>::max();
     {
         SCOPED_TRACE("element count 2^33 * 2^33");
@@ -194,11 +200,6 @@ TEST_P(SizeSafetyTest, SizeOverflowIsRejected) {
 // create needs no memory for it and answers success (or a documented
 // NOT_SUPPORTED), and the workspace size query does not overflow.
 TEST_P(SizeSafetyTest, HugeValidDescriptorCreatesWithoutOverflow) {
-    const tops_backend_t backend = GetParam();
-    TOPS_SKIP_UNLESS_READY(backend);
-    ContextHandle ctx;
-    ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
-    const tops_dtype_t dt = float_dtype(backend);
     const int64_t rows = int64_t{1} << 24, cols = int64_t{1} << 24;  // 2^48 elements
     tops_softmax_desc_t d = tops_softmax_desc_default();
     d.x = d.y = rank2(dt, rows, cols, cols, 1);
@@ -216,11 +217,6 @@ TEST_P(SizeSafetyTest, HugeValidDescriptorCreatesWithoutOverflow) {
 // empty request that every backend plans as a no-op and runs without
 // touching memory (buffers of a few bytes stand in for x, w and y).
 TEST_P(SizeSafetyTest, EmptyConv2dWithHugeDimsRuns) {
-    const tops_backend_t backend = GetParam();
-    TOPS_SKIP_UNLESS_READY(backend);
-    ContextHandle ctx;
-    ASSERT_EQ(tops_context_create(backend, 0, &ctx.ctx), TOPS_SUCCESS) << tops_last_error();
-    const tops_dtype_t dt = float_dtype(backend);
     const int64_t n = int64_t{1} << 32, h = int64_t{1} << 30, out_w = 2;  // x: N * C * H = 2^62
     tops_conv2d_desc_t d = tops_conv2d_desc_default();
     d.pad_left = d.pad_right = 1;
