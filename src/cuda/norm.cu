@@ -47,7 +47,9 @@
 // the cp.async copies still 3-37% slower), gamma / beta of the next vector
 // prefetched in the normalize pass (f32 1-2% slower, f16 spills), or staged
 // in the shared memory a raw row leaves free by bulk copies running steps
-// ahead (H200, 2-12% slower). Not kept for its spills: a fused row's x and
+// ahead (H200, 2-12% slower), each block starting the normalize pass at
+// its own group of vectors (H100: only gamma + beta gains, 2-5%; the other
+// forms up to 3% slower). Not kept for its spills: a fused row's x and
 // residual loads all issued before its sums (H200, bias + residual
 // LayerNorm f16 16384x768 36.5 -> 35.8 us, but 32-192 bytes of spills in
 // the register teams of 3 or more 16-byte vectors per input).
