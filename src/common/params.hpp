@@ -158,6 +158,8 @@ struct ConvParams {
     int64_t in_c_per_group() const { return groups > 0 ? in_c / groups : 0; }
     int64_t out_c_per_group() const { return groups > 0 ? out_c / groups : 0; }
     bool depthwise() const { return groups > 1 && in_c_per_group() == 1; }
+    // y holds no element: a no-op whatever the other dims (their products may pass int64).
+    bool output_empty() const { return batch == 0 || out_h == 0 || out_w == 0 || out_c == 0; }
 };
 
 // A canonical (N, C, H, W) / (K, C, R, S) tensor stored dense channels-last:

@@ -490,7 +490,7 @@ static bool conv_sizes_fit(const ConvParams& p) {
 }
 
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
-    if (p.batch == 0 || p.out_h == 0 || p.out_w == 0 || p.out_c == 0) {
+    if (p.output_empty()) {
         out->reset(new ConvEmptyPlan());
         return Status::ok();
     }

@@ -448,8 +448,7 @@ Status build_plan(const ConvKernelParams& kp, const ConvParams& cp, const Device
 }  // namespace
 
 Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
-    if (cp.batch == 0 || cp.out_h == 0 || cp.out_w == 0 || cp.out_c == 0) {
-        // An empty y is a no-op whatever its other dims (their product may pass int64).
+    if (cp.output_empty()) {
         return build_plan(ConvKernelParams{}, cp, dev, out);
     }
     if (!std::getenv("TOPS_CONV_IGEMM_CONFIG")) {  // a forced tile config benchmarks the implicit GEMM
