@@ -160,6 +160,8 @@ struct ConvParams {
     bool depthwise() const { return groups > 1 && in_c_per_group() == 1; }
     // y holds no element: a no-op whatever the other dims (their products may pass int64).
     bool output_empty() const { return batch == 0 || out_h == 0 || out_w == 0 || out_c == 0; }
+    // N * P * Q; fits int64 when y is not empty (at most y's element count, which validation bounds).
+    int64_t output_pixels() const { return batch * out_h * out_w; }
 };
 
 // A canonical (N, C, H, W) / (K, C, R, S) tensor stored dense channels-last:

@@ -360,13 +360,9 @@ private:
 // EPYC); C256 14x14 K256 (196 pixels) packs the filter on any team.
 constexpr int64_t kPackPerPixelThread = 6;
 
-// Output pixels over the batch, saturated: the heuristics below scale the
-// product further (an empty y, whose dims may multiply past int64, is
-// planned before them).
-int64_t output_pixels(const ConvParams& p) { return mul_saturated(mul_saturated(p.batch, p.out_h), p.out_w); }
-
+// Saturated: the output pixels times kPackPerPixelThread may pass int64.
 int64_t min_filter_packing_threads(const ConvParams& p) {
-    return ceil_div(p.out_c, mul_saturated(kPackPerPixelThread, std::max<int64_t>(1, output_pixels(p))));
+    return ceil_div(p.out_c, mul_saturated(kPackPerPixelThread, std::max<int64_t>(1, p.output_pixels())));
 }
 
 class ConvGemmByTeamPlan final : public OpPlan {
@@ -477,16 +473,15 @@ public:
 }  // namespace
 
 // The zero-padded f32 staging of x (N * (H + pads) * (W + pads) * C floats)
-// and the output pixel count N * P * Q fit in int64 bytes; a valid descriptor
-// with huge dims (an empty x among them) may exceed that.
+// fits in int64 bytes; a valid descriptor with huge dims (an empty x among
+// them) may exceed that.
 static bool conv_sizes_fit(const ConvParams& p) {
     // One padded image first (the staging strides), then the batch.
-    int64_t hp = 0, wp = 0, img = 0, n = 0, pix = 0;
+    int64_t hp = 0, wp = 0, img = 0, n = 0;
     return !__builtin_add_overflow(p.in_h, int64_t(p.pad_top) + p.pad_bottom, &hp) &&
            !__builtin_add_overflow(p.in_w, int64_t(p.pad_left) + p.pad_right, &wp) &&
            !__builtin_mul_overflow(hp, wp, &img) && !__builtin_mul_overflow(img, p.in_c, &img) &&
-           !__builtin_mul_overflow(img, int64_t(sizeof(float)), &img) && !__builtin_mul_overflow(p.batch, img, &n) &&
-           !__builtin_mul_overflow(p.batch, p.out_h, &pix) && !__builtin_mul_overflow(pix, p.out_w, &pix);
+           !__builtin_mul_overflow(img, int64_t(sizeof(float)), &img) && !__builtin_mul_overflow(p.batch, img, &n);
 }
 
 Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
@@ -496,7 +491,7 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     }
     if (!conv_sizes_fit(p)) {
         return Status(TOPS_ERROR_OUT_OF_MEMORY,
-                      "conv2d: the padded input staging or the output pixel count overflows int64 bytes");
+                      "conv2d: the padded input staging overflows int64 bytes");
     }
     const std::string algo = forced_algo();
     if (algo == "direct") {
@@ -523,7 +518,7 @@ Status plan_conv2d(const ConvParams& p, PlanPtr* out) {
     // Other filters pack element by element: pixels_by_channels only with
     // at least as many pixels as filters, as before the vector packing.
     const bool y_channels_last = p.y.strides[1] == 1 || p.out_c == 1;
-    const int64_t pixels = output_pixels(p);
+    const int64_t pixels = p.output_pixels();
     const bool fast_pack = conv_filter_packs_by_transpose(p, gemm_tile_shape(active_isa()).nr);
     const int64_t min_pbc_threads = fast_pack ? min_filter_packing_threads(p) : INT64_MAX;
     if (!forced_pbc && !forced_cbp && y_channels_last && pixels < p.out_c && min_pbc_threads > 1 &&

@@ -242,7 +242,7 @@ Status ConvPlanCuda::build(const ConvParams& cp, const DeviceInfo& dev) {
     residual_ = cp.residual.present();
     const char* dt = dtype_tag(dtype_);
     const int64_t m = int64_t(kp_.n) * kp_.p * kp_.q;
-    if (m == 0 || kp_.k == 0) {
+    if (cp.output_empty()) {
         path_ = Path::empty;
         name_ = fmt("conv2d_", dt, "_empty");
         why_ = "empty output";
@@ -458,7 +458,7 @@ Status plan_conv2d(const ConvParams& cp, const DeviceInfo& dev, PlanPtr* out) {
         if (planned) return Status::ok();
     }
     const int64_t kg = cp.out_c_per_group(), cg = cp.in_c_per_group();
-    const int64_t m = cp.batch * cp.out_h * cp.out_w;  // < 2^63: x, w and y are within int64 and y is not empty
+    const int64_t m = cp.output_pixels();
     const int64_t ints[] = {cp.batch, cp.in_h, cp.in_w, cg, kg, cp.groups, cp.kernel_h, cp.kernel_w, cp.out_h,
                             cp.out_w, cp.stride_h, cp.stride_w, cp.pad_top, cp.pad_left, cp.dilation_h,
                             cp.dilation_w, m, cp.out_c, cp.in_c};
