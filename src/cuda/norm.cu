@@ -22,7 +22,9 @@
 //   Raw rows wholly on chip take their statistics in two exact passes over
 //   the cache (no Welford division per vector), and each cache slot, once
 //   normalized, is refilled with the block's next row, so that row's reads
-//   overlap this row's writes.
+//   overlap this row's writes. With gamma and beta, each block's normalize
+//   pass starts at its own group of vectors, so that the SMs do not all
+//   read the same parameter lines at once.
 // Every kernel reads all of a row before it writes any of it, and a thread
 // writes only elements it has itself read, so y and prenorm may alias x or
 // residual (in place).
@@ -48,8 +50,10 @@
 // prefetched in the normalize pass (f32 1-2% slower, f16 spills), or staged
 // in the shared memory a raw row leaves free by bulk copies running steps
 // ahead (H200, 2-12% slower), each block starting the normalize pass at
-// its own group of vectors (H100: only gamma + beta gains, 2-5%; the other
-// forms up to 3% slower). Not kept for its spills: a fused row's x and
+// its own group of vectors also without both gamma and beta (H100: up to
+// 3% slower), a raw row's LayerNorm statistics in one pass of exact
+// chunks merged by Chan's formula (H100, f16 256x65536 without parameters
+// 31 -> 34 us). Not kept for its spills: a fused row's x and
 // residual loads all issued before its sums (H200, bias + residual
 // LayerNorm f16 16384x768 36.5 -> 35.8 us, but 32-192 bytes of spills in
 // the register teams of 3 or more 16-byte vectors per input).
@@ -402,7 +406,7 @@ __global__ void __launch_bounds__(kStreamThreads)
         // store that consumes it has completed; the empty asm keeps the
         // compiler from moving the copy above that load.
         const bool refill = RAW && next_row < p.rows;
-        for (int64_t i = threadIdx.x; i < cached_end; i += threads) {
+        auto normalize_slot = [&](int64_t i) {
             float s[VEC];
             R::to_f32(R::get(cache, p.cache_vecs, i), s);
             store_outputs<T, VEC>(p, row, i * VEC, s, mean, rstd, true);
@@ -410,7 +414,18 @@ __global__ void __launch_bounds__(kStreamThreads)
                 asm volatile("" ::: "memory");
                 copy_vec(next_row, i);
             }
-        }
+        };
+        // With gamma and beta, each block starts at its own group of
+        // `threads` vectors (block index modulo the groups) and wraps
+        // around, so that the SMs do not all read the same parameter lines at
+        // once. H100, 256x65536 (docs/performance.md): LayerNorm with gamma
+        // and beta 0.9 us (f16) / 3.8 us (f32) faster; the forms without
+        // both read 0.3-0.6 us slower there (unstaggered; 0.5-1 us staggered).
+        const int64_t groups = (cached_end + threads - 1) / threads;
+        const bool stagger = p.gamma && p.beta && groups > 0;
+        const int64_t split = stagger ? (blockIdx.x % groups) * threads : 0;
+        for (int64_t i = split + threadIdx.x; i < cached_end; i += threads) normalize_slot(i);
+        for (int64_t i = threadIdx.x; i < split; i += threads) normalize_slot(i);
         if (refill) cp_async_commit();
 #pragma unroll
         for (int h = 0; h < R::kHeld; ++h) {
