@@ -68,6 +68,7 @@
 #include <type_traits>
 
 #include "common/env.hpp"
+#include "common/int_math.hpp"
 #include "cuda/common/device.cuh"
 #include "cuda/common/mma.cuh"
 #include "cuda/norm_kernels.cuh"
@@ -421,7 +422,7 @@ __global__ void __launch_bounds__(kStreamThreads)
         // once. H100, 256x65536 (docs/performance.md): LayerNorm with gamma
         // and beta 0.9 us (f16) / 3.8 us (f32) faster; the forms without
         // both read 0.3-0.6 us slower there (unstaggered; 0.5-1 us staggered).
-        const int64_t groups = (cached_end + threads - 1) / threads;
+        const int64_t groups = ceil_div(cached_end, threads);
         const bool stagger = p.gamma && p.beta && groups > 0;
         const int64_t split = stagger ? (blockIdx.x % groups) * threads : 0;
         for (int64_t i = split + threadIdx.x; i < cached_end; i += threads) normalize_slot(i);
